@@ -1,0 +1,74 @@
+/**
+ * ServiceAuth authentication (SPEC §5): the one place that reads the
+ * Authorization header and turns it into a caller.
+ */
+import { createHash } from "node:crypto";
+import { unauthenticated } from "./errors";
+import type { Caller } from "./model";
+import type { Clock, CredentialStore } from "./ports";
+
+export interface ServiceAuthCredentials {
+  readonly apiKey: string;
+  readonly token: string;
+}
+
+/** Keys and tokens are stored only as hashes; this is the one hash function. */
+export function hashSecret(secret: string): string {
+  return createHash("sha256").update(secret, "utf8").digest("hex");
+}
+
+const SCHEME = /^\s*serviceauth\s+/i;
+// name = value | name = "quoted value", then a comma (spaces optional) or the end.
+const PARAM = /\s*([A-Za-z_]+)\s*=\s*(?:"([^"]*)"|([^,]*?))\s*(?:,|$)/y;
+
+/** Parses `ServiceAuth svcauth_api_client_id=<key>, svcauth_token=<token>`. */
+export function parseServiceAuth(header: string | null | undefined): ServiceAuthCredentials {
+  if (header === null || header === undefined || header.trim() === "") {
+    throw unauthenticated("the Authorization header is missing");
+  }
+  const scheme = SCHEME.exec(header);
+  if (!scheme) {
+    throw unauthenticated("the Authorization header must use the ServiceAuth scheme");
+  }
+  const params = new Map<string, string>();
+  const rest = header.slice(scheme[0].length);
+  PARAM.lastIndex = 0;
+  while (PARAM.lastIndex < rest.length) {
+    const at = PARAM.lastIndex;
+    const match = PARAM.exec(rest);
+    if (!match || PARAM.lastIndex === at) {
+      throw unauthenticated("the Authorization header is malformed");
+    }
+    const name = (match[1] ?? "").toLowerCase();
+    if (params.has(name)) {
+      throw unauthenticated(`the Authorization header repeats ${name}`);
+    }
+    params.set(name, match[2] ?? match[3] ?? "");
+  }
+  const apiKey = params.get("svcauth_api_client_id");
+  const token = params.get("svcauth_token");
+  if (!apiKey || !token) {
+    throw unauthenticated("the Authorization header needs svcauth_api_client_id and svcauth_token");
+  }
+  return { apiKey, token };
+}
+
+/** Checks the API key and the token; the caller is the token's user. */
+export async function authenticate(
+  header: string | null | undefined,
+  credentials: CredentialStore,
+  now: Clock,
+): Promise<Caller> {
+  const { apiKey, token } = parseServiceAuth(header);
+  const [client, accessToken] = await Promise.all([
+    credentials.findApiClient(hashSecret(apiKey)),
+    credentials.findToken(hashSecret(token)),
+  ]);
+  if (!client?.enabled) {
+    throw unauthenticated("the API client is unknown or disabled");
+  }
+  if (!accessToken || accessToken.expiresAt.getTime() <= now().getTime()) {
+    throw unauthenticated("the token is unknown or expired");
+  }
+  return { userId: accessToken.userId };
+}

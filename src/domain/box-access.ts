@@ -1,0 +1,41 @@
+/**
+ * The box-level checks every operation starts with, in the order of SPEC §4:
+ * 403 (token not bound to the box) before 402 (subscription ended), so that a
+ * caller without access learns nothing about the box.
+ */
+import { permissionDenied, subscriptionEnded } from "./errors";
+import type { Box, Caller, Employee } from "./model";
+import type { BoxStore, Clock, EmployeeStore } from "./ports";
+
+export interface BoxAccessDeps {
+  readonly boxes: BoxStore;
+  readonly employees: EmployeeStore;
+  readonly now: Clock;
+}
+
+export interface BoxAccess {
+  readonly box: Box;
+  /** The caller's own employee record in the box. */
+  readonly self: Employee;
+}
+
+export async function openBox(
+  deps: BoxAccessDeps,
+  caller: Caller,
+  boxId: string,
+): Promise<BoxAccess> {
+  const [self, box] = await Promise.all([
+    deps.employees.findEmployee(boxId, caller.userId),
+    deps.boxes.findBox(boxId),
+  ]);
+  if (!self || !box) {
+    throw permissionDenied("access to the box is forbidden for this token");
+  }
+  if (
+    box.apiSubscriptionEndsAt !== null &&
+    box.apiSubscriptionEndsAt.getTime() <= deps.now().getTime()
+  ) {
+    throw subscriptionEnded();
+  }
+  return { box, self };
+}

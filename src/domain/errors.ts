@@ -1,0 +1,43 @@
+/**
+ * Typed domain errors. Domain code throws these; `rpc/error-table.ts` is the
+ * one place that maps each kind to a Connect code and a legacy HTTP status.
+ */
+export const ErrorKind = {
+  InvalidArgument: "InvalidArgument",
+  Unauthenticated: "Unauthenticated",
+  SubscriptionEnded: "SubscriptionEnded",
+  PermissionDenied: "PermissionDenied",
+  NotFound: "NotFound",
+  Conflict: "Conflict",
+} as const;
+export type ErrorKind = (typeof ErrorKind)[keyof typeof ErrorKind];
+
+/** A rule of the service refused the call. The message is safe to show to the caller. */
+export class DomainError extends Error {
+  override readonly name = "DomainError";
+  constructor(
+    readonly kind: ErrorKind,
+    /** Machine-readable code, sent as X-Service-ErrorCode (e.g. `Restore.AlreadyRestored`). */
+    readonly errorCode: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const invalidArgument = (message: string, errorCode = "Http.BadRequest") =>
+  new DomainError(ErrorKind.InvalidArgument, errorCode, message);
+export const unauthenticated = (message: string) =>
+  new DomainError(ErrorKind.Unauthenticated, "Http.Unauthorized", message);
+export const subscriptionEnded = () =>
+  new DomainError(
+    ErrorKind.SubscriptionEnded,
+    "Http.PaymentRequired",
+    "the organization has no remaining API subscription",
+  );
+export const permissionDenied = (message: string, errorCode = "Http.Forbidden") =>
+  new DomainError(ErrorKind.PermissionDenied, errorCode, message);
+export const notFound = (message: string, errorCode: string) =>
+  new DomainError(ErrorKind.NotFound, errorCode, message);
+export const conflict = (message: string, errorCode: string) =>
+  new DomainError(ErrorKind.Conflict, errorCode, message);

@@ -1,0 +1,53 @@
+/** The records the domain works on, as the stores hand them over. */
+
+/** Head of every box's department tree. */
+export const HEAD_DEPARTMENT_ID = "00000000-0000-0000-0000-000000000000";
+
+export const DocumentAccessLevel = {
+  AllDocuments: "AllDocuments",
+  DepartmentOnly: "DepartmentOnly",
+  DepartmentAndSubdepartments: "DepartmentAndSubdepartments",
+  SelectedDepartments: "SelectedDepartments",
+} as const;
+export type DocumentAccessLevel = (typeof DocumentAccessLevel)[keyof typeof DocumentAccessLevel];
+
+export interface ApiClient {
+  readonly name: string;
+  readonly enabled: boolean;
+}
+
+export interface AccessToken {
+  readonly userId: string;
+  readonly expiresAt: Date;
+}
+
+export interface Department {
+  readonly departmentId: string;
+  readonly parentDepartmentId: string;
+}
+
+export interface Box {
+  readonly boxId: string;
+  readonly organizationName: string;
+  /** null: the API subscription never ends. */
+  readonly apiSubscriptionEndsAt: Date | null;
+  readonly departments: readonly Department[];
+}
+
+export interface Employee {
+  readonly boxId: string;
+  readonly userId: string;
+  readonly isAdministrator: boolean;
+  readonly canManageCounteragents: boolean;
+  readonly canDeleteRestoreDocuments: boolean;
+  readonly documentAccessLevel: DocumentAccessLevel;
+  readonly userDepartmentId: string;
+  readonly selectedDepartmentIds: readonly string[];
+  /** Only the subscriptions ever set; the others are subscribed. */
+  readonly subscriptions: Readonly<Record<string, boolean>>;
+}
+
+/** The authenticated user behind a call. */
+export interface Caller {
+  readonly userId: string;
+}

@@ -1,0 +1,107 @@
+/**
+ * Legacy JSON: the proto field names (PascalCase for the legacy messages),
+ * and bool fields marked `(docflow.legacy.json_string)` written as "true" /
+ * "false" and read as either a string or a JSON boolean. Unknown fields are
+ * ignored.
+ */
+
+import type { DescField } from "@bufbuild/protobuf";
+import {
+  type DescMessage,
+  fromJson,
+  getOption,
+  hasOption,
+  type JsonObject,
+  type JsonValue,
+  type MessageShape,
+  toJson,
+} from "@bufbuild/protobuf";
+import { json_string } from "../../gen/docflow/legacy/options_pb";
+
+export class LegacyJsonError extends Error {
+  override readonly name = "LegacyJsonError";
+}
+
+export function legacyJsonToMessage<Desc extends DescMessage>(
+  schema: Desc,
+  text: string,
+): MessageShape<Desc> {
+  let value: JsonValue;
+  try {
+    value = JSON.parse(text) as JsonValue;
+  } catch {
+    throw new LegacyJsonError("the request body is not valid JSON");
+  }
+  try {
+    return fromJson(schema, rewrite(schema, value, readBool), { ignoreUnknownFields: true });
+  } catch (error) {
+    throw new LegacyJsonError(
+      `the request body is not a valid ${schema.name}: ${error instanceof Error ? error.message : "bad value"}`,
+    );
+  }
+}
+
+export function messageToLegacyJson<Desc extends DescMessage>(
+  schema: Desc,
+  message: MessageShape<Desc>,
+): string {
+  const value = toJson(schema, message, { alwaysEmitImplicit: true, useProtoFieldName: true });
+  return JSON.stringify(rewrite(schema, value, writeBool));
+}
+
+const readBool = (value: JsonValue): JsonValue =>
+  value === "true" ? true : value === "false" ? false : value;
+const writeBool = (value: JsonValue): JsonValue =>
+  typeof value === "boolean" ? String(value) : value;
+
+const isObject = (value: JsonValue | undefined): value is JsonObject =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** Applies `convert` to every string-bool field, walking nested messages by the schema. */
+function rewrite(
+  schema: DescMessage,
+  value: JsonValue,
+  convert: (v: JsonValue) => JsonValue,
+): JsonValue {
+  if (!isObject(value)) {
+    return value;
+  }
+  const out: JsonObject = { ...value };
+  for (const field of schema.fields) {
+    for (const key of new Set([field.name, field.jsonName])) {
+      if (key in out) {
+        out[key] = rewriteField(field, out[key] as JsonValue, convert);
+      }
+    }
+  }
+  return out;
+}
+
+function rewriteField(
+  field: DescField,
+  value: JsonValue,
+  convert: (v: JsonValue) => JsonValue,
+): JsonValue {
+  switch (field.fieldKind) {
+    case "scalar":
+      return isStringBool(field) ? convert(value) : value;
+    case "message":
+      return rewrite(field.message, value, convert);
+    case "list":
+      if (!Array.isArray(value)) return value;
+      if (field.listKind === "message")
+        return value.map((item) => rewrite(field.message, item, convert));
+      return isStringBool(field) ? value.map(convert) : value;
+    case "map":
+      if (!isObject(value) || field.mapKind !== "message") return value;
+      return Object.fromEntries(
+        Object.entries(value).map(([k, v]) => [k, rewrite(field.message, v as JsonValue, convert)]),
+      );
+    default:
+      return value;
+  }
+}
+
+function isStringBool(field: DescField): boolean {
+  return hasOption(field, json_string) && getOption(field, json_string);
+}

@@ -1,0 +1,100 @@
+/**
+ * Legacy query parameters → request fields, by the fields' JSON names
+ * (`box_id` → `boxId`), matched case-insensitively. A bare key or an empty
+ * value means "absent"; a known parameter given twice is an error; unknown
+ * parameters are ignored.
+ */
+import { type DescField, type DescMessage, ScalarType } from "@bufbuild/protobuf";
+
+export class QueryError extends Error {
+  override readonly name = "QueryError";
+}
+
+/** The scalar fields that may come from the query string (all but the body field). */
+export function queryFields(schema: DescMessage, bodyField: string): DescField[] {
+  if (bodyField === "*") {
+    return [];
+  }
+  return schema.fields.filter(
+    (f) => f.name !== bodyField && (f.fieldKind === "scalar" || f.fieldKind === "enum"),
+  );
+}
+
+/** Values by field local name, only for the parameters that are present. */
+export function readQuery(
+  search: URLSearchParams,
+  fields: readonly DescField[],
+): Record<string, unknown> {
+  const byKey = new Map(fields.map((f) => [f.jsonName.toLowerCase(), f]));
+  const seen = new Set<DescField>();
+  const values: Record<string, unknown> = {};
+  for (const [rawKey, raw] of search) {
+    const field = byKey.get(rawKey.toLowerCase());
+    if (!field) {
+      continue;
+    }
+    if (seen.has(field)) {
+      throw new QueryError(`parameter ${field.jsonName} is given more than once`);
+    }
+    seen.add(field);
+    if (raw !== "") {
+      values[field.localName] = convert(field, raw);
+    }
+  }
+  return values;
+}
+
+const INT32 = /^-?\d{1,10}$/;
+const INT64 = /^-?\d{1,19}$/;
+
+function convert(field: DescField, raw: string): unknown {
+  const name = field.jsonName;
+  if (field.fieldKind === "enum") {
+    const value = field.enum.values.find((v) => v.name === raw);
+    if (!value) throw new QueryError(`parameter ${name} has an unknown value`);
+    return value.number;
+  }
+  if (field.fieldKind !== "scalar") {
+    throw new QueryError(`parameter ${name} cannot be given in the query`);
+  }
+  switch (field.scalar) {
+    case ScalarType.STRING:
+      return raw;
+    case ScalarType.BOOL:
+      if (raw.toLowerCase() === "true") return true;
+      if (raw.toLowerCase() === "false") return false;
+      throw new QueryError(`parameter ${name} must be true or false`);
+    case ScalarType.INT32:
+    case ScalarType.SINT32:
+    case ScalarType.SFIXED32: {
+      const n = INT32.test(raw) ? Number(raw) : Number.NaN;
+      if (!Number.isSafeInteger(n) || n < -2147483648 || n > 2147483647) {
+        throw new QueryError(`parameter ${name} must be an integer`);
+      }
+      return n;
+    }
+    case ScalarType.UINT32:
+    case ScalarType.FIXED32: {
+      const n = INT32.test(raw) ? Number(raw) : Number.NaN;
+      if (!Number.isSafeInteger(n) || n < 0 || n > 4294967295) {
+        throw new QueryError(`parameter ${name} must be a non-negative integer`);
+      }
+      return n;
+    }
+    case ScalarType.INT64:
+    case ScalarType.SINT64:
+    case ScalarType.SFIXED64:
+    case ScalarType.UINT64:
+    case ScalarType.FIXED64:
+      if (!INT64.test(raw)) throw new QueryError(`parameter ${name} must be an integer`);
+      return BigInt(raw);
+    case ScalarType.DOUBLE:
+    case ScalarType.FLOAT: {
+      const n = Number(raw);
+      if (!Number.isFinite(n)) throw new QueryError(`parameter ${name} must be a number`);
+      return n;
+    }
+    default:
+      throw new QueryError(`parameter ${name} cannot be given in the query`);
+  }
+}

@@ -1,0 +1,92 @@
+/** The only place that reads the environment, listens and handles signals. */
+import { createApp } from "./app";
+import { ConfigError, loadConfig } from "./config";
+import { demoCommands, demoFixture } from "./fixtures/demo";
+import { FixtureError } from "./fixtures/fixture";
+import { loadFixture, loadFixtureFile } from "./fixtures/load";
+import { createService } from "./http/server";
+import { createLogger, describeError } from "./log";
+import { openDatabase } from "./storage/database";
+
+async function main(): Promise<void> {
+  let config: ReturnType<typeof loadConfig>;
+  try {
+    config = loadConfig();
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+  const log = createLogger(config.logLevel);
+  const database = await openDatabase({ uri: config.mongodbUri, name: config.mongodbDatabase });
+  if (database.mode === "embedded") {
+    log.warn("embedded, in-memory database: nothing is kept when the service stops", {
+      database: database.address,
+    });
+  }
+  try {
+    if (config.seedFile) {
+      await loadFixtureFile(database.db, config.seedFile);
+      log.info("fixture loaded", { file: config.seedFile });
+    } else if (database.mode === "embedded") {
+      await loadFixture(database.db, demoFixture);
+      log.info("demo fixture loaded");
+    }
+  } catch (error) {
+    await database.close();
+    if (error instanceof FixtureError) {
+      process.stderr.write(`fixture rejected: ${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
+
+  const app = createApp(database, log);
+  const service = createService(app, { shutdownTimeoutMs: config.shutdownTimeoutMs });
+  const address = await service.listen(config.port, config.host);
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const baseUrl = `http://${host}:${address.port}`;
+  log.info("listening", { url: baseUrl, database: database.mode });
+  printBanner(baseUrl, database.mode, config.seedFile);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) {
+      log.warn("second signal: exiting now", { signal });
+      process.exit(1);
+    }
+    stopping = true;
+    log.info("shutting down", { signal });
+    await service.close();
+    await database.close();
+    log.info("stopped");
+    process.exit(0);
+  };
+  process.on("SIGTERM", () => void stop("SIGTERM"));
+  process.on("SIGINT", () => void stop("SIGINT"));
+}
+
+function printBanner(baseUrl: string, mode: string, seedFile: string | undefined): void {
+  const lines = [
+    "",
+    `docflow-api is listening on ${baseUrl}`,
+    mode === "embedded"
+      ? "database: embedded, in-memory: NOTHING IS KEPT when the service stops (set MONGODB_URI to keep data)"
+      : "database: MongoDB at MONGODB_URI",
+    `data: ${seedFile ? `fixture ${seedFile}` : mode === "embedded" ? "built-in demo fixture" : "as stored"}`,
+    "",
+  ];
+  if (!seedFile && mode === "embedded") {
+    lines.push("Try it:", ...demoCommands(baseUrl), "");
+  }
+  process.stderr.write(`${lines.join("\n")}\n`);
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `docflow-api failed to start: ${JSON.stringify(describeError(error).errorMessage ?? error)}\n`,
+  );
+  process.exit(1);
+});

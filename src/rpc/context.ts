@@ -1,0 +1,25 @@
+/** Typed context keys through which interceptors hand dependencies to handlers. */
+import { createContextKey, type HandlerContext } from "@connectrpc/connect";
+import type { App } from "../app";
+import type { Caller } from "../domain/model";
+
+export const appKey = createContextKey<App | undefined>(undefined, { description: "app" });
+export const callerKey = createContextKey<Caller | undefined>(undefined, {
+  description: "caller",
+});
+
+export function appOf(ctx: HandlerContext): App {
+  const app = ctx.values.get(appKey);
+  if (!app) {
+    throw new Error("the app interceptor did not run");
+  }
+  return app;
+}
+
+export function callerOf(ctx: HandlerContext): Caller {
+  const caller = ctx.values.get(callerKey);
+  if (!caller) {
+    throw new Error("the auth interceptor did not run");
+  }
+  return caller;
+}

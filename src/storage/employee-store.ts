@@ -1,0 +1,51 @@
+/** Employees of boxes: rights and e-mail notification subscriptions. */
+import type { Db } from "mongodb";
+import type { DocumentAccessLevel, Employee } from "../domain/model";
+import type { EmployeeStore } from "../domain/ports";
+import { Collections } from "./collections";
+
+export interface EmployeeDocument {
+  boxId: string;
+  userId: string;
+  isAdministrator: boolean;
+  canManageCounteragents: boolean;
+  canDeleteRestoreDocuments: boolean;
+  documentAccessLevel: DocumentAccessLevel;
+  userDepartmentId: string;
+  selectedDepartmentIds: string[];
+  /** Only the subscriptions ever set. */
+  subscriptions: Record<string, boolean>;
+}
+
+export function createEmployeeStore(db: Db): EmployeeStore {
+  const employees = db.collection<EmployeeDocument>(Collections.employees);
+  return {
+    async findEmployee(boxId: string, userId: string): Promise<Employee | null> {
+      const doc = await employees.findOne({ boxId, userId });
+      if (!doc) {
+        return null;
+      }
+      return {
+        boxId: doc.boxId,
+        userId: doc.userId,
+        isAdministrator: doc.isAdministrator === true,
+        canManageCounteragents: doc.canManageCounteragents === true,
+        canDeleteRestoreDocuments: doc.canDeleteRestoreDocuments === true,
+        documentAccessLevel: doc.documentAccessLevel,
+        userDepartmentId: doc.userDepartmentId,
+        selectedDepartmentIds: doc.selectedDepartmentIds ?? [],
+        subscriptions: { ...(doc.subscriptions ?? {}) },
+      };
+    },
+    async setSubscriptions(boxId, userId, changes): Promise<boolean> {
+      // One $set of dotted paths: a single-document atomic update, so concurrent
+      // updates of different Ids never lose one another.
+      const set: Record<string, boolean> = {};
+      for (const [id, value] of Object.entries(changes)) {
+        set[`subscriptions.${id}`] = value;
+      }
+      const result = await employees.updateOne({ boxId, userId }, { $set: set });
+      return result.matchedCount > 0;
+    },
+  };
+}

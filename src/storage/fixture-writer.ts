@@ -1,0 +1,59 @@
+/**
+ * Writes a checked fixture. Every entry is an upsert on its natural key, so
+ * loading the same fixture twice changes nothing.
+ */
+import type { AnyBulkWriteOperation, Db, Document } from "mongodb";
+import type { FixtureData } from "../fixtures/fixture";
+import { Collections } from "./collections";
+
+export async function writeFixture(db: Db, data: FixtureData): Promise<void> {
+  await upsert(
+    db,
+    Collections.apiClients,
+    data.apiClients.map(({ keyHash, ...rest }) => [{ _id: keyHash }, rest]),
+  );
+  await upsert(
+    db,
+    Collections.tokens,
+    data.tokens.map(({ tokenHash, ...rest }) => [{ _id: tokenHash }, rest]),
+  );
+  await upsert(
+    db,
+    Collections.boxes,
+    data.boxes.map((b) => [{ _id: b.boxId, boxId: b.boxId }, b]),
+  );
+  await upsert(
+    db,
+    Collections.employees,
+    data.employees.map((e) => [{ boxId: e.boxId, userId: e.userId }, e]),
+  );
+  await upsert(
+    db,
+    Collections.counteragentGroups,
+    data.counteragentGroups.map((g) => [
+      { boxId: g.boxId, counteragentGroupId: g.counteragentGroupId },
+      g,
+    ]),
+  );
+  await upsert(
+    db,
+    Collections.counteragents,
+    data.counteragents.map((c) => [{ boxId: c.boxId, counteragentBoxId: c.counteragentBoxId }, c]),
+  );
+  await upsert(
+    db,
+    Collections.messages,
+    data.messages.map((m) => [{ boxId: m.boxId, messageId: m.messageId }, m]),
+  );
+}
+
+const BATCH = 500;
+
+async function upsert(db: Db, collection: string, rows: [Document, Document][]): Promise<void> {
+  for (let i = 0; i < rows.length; i += BATCH) {
+    const ops: AnyBulkWriteOperation[] = rows
+      .slice(i, i + BATCH)
+      .map(([filter, doc]) => ({ updateOne: { filter, update: { $set: doc }, upsert: true } }));
+    await db.collection(collection).bulkWrite(ops, { ordered: true });
+  }
+}

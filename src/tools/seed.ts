@@ -1,0 +1,47 @@
+/** `npm run seed -- <file.json>`: checks a fixture and writes it to the MongoDB at MONGODB_URI. */
+import { loadConfig } from "../config";
+import { FixtureError } from "../fixtures/fixture";
+import { loadFixtureFile } from "../fixtures/load";
+import { openDatabase } from "../storage/database";
+
+async function seed(): Promise<number> {
+  const file = process.argv[2];
+  if (!file) {
+    process.stderr.write("usage: npm run seed -- <fixture.json>\n");
+    return 2;
+  }
+  const config = loadConfig();
+  if (config.mongodbUri === undefined) {
+    process.stderr.write(
+      "MONGODB_URI must name the database to seed: the embedded database lives only inside `npm start` " +
+        "(start it with SEED_FILE=<file> instead).\n",
+    );
+    return 2;
+  }
+  const database = await openDatabase({ uri: config.mongodbUri, name: config.mongodbDatabase });
+  try {
+    await loadFixtureFile(database.db, file);
+    process.stdout.write(
+      `loaded ${file} into ${database.address} (database ${config.mongodbDatabase})\n`,
+    );
+    return 0;
+  } catch (error) {
+    if (error instanceof FixtureError) {
+      process.stderr.write(`fixture rejected, nothing written: ${error.message}\n`);
+      return 1;
+    }
+    throw error;
+  } finally {
+    await database.close();
+  }
+}
+
+seed().then(
+  (code) => process.exit(code),
+  (error: unknown) => {
+    process.stderr.write(
+      `seed failed: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    process.exit(1);
+  },
+);
