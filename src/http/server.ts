@@ -158,8 +158,9 @@ export function createService(app: App, options: ServiceOptions): Service {
       const n = Math.min(first.length, H2_PREFACE.length);
       const isH2 = first.subarray(0, n).equals(H2_PREFACE.subarray(0, n));
       if (isH2) h2Sockets.add(socket);
+      // The h2 session reads the bytes put back itself; the h1 parser needs the socket flowing.
       (isH2 ? h2 : h1).emit("connection", socket);
-      socket.resume();
+      if (!isH2) socket.resume();
     });
     socket.on("error", () => socket.destroy());
   });

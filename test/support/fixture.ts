@@ -1,0 +1,91 @@
+/** The data most tests run on. Secrets here are test values. */
+export const HEAD = "00000000-0000-0000-0000-000000000000";
+
+export const KEY = "test-api-key";
+export const DISABLED_KEY = "disabled-api-key";
+
+export const BOX = "b0000000-0000-4000-8000-000000000001";
+export const OTHER_BOX = "b0000000-0000-4000-8000-000000000002";
+export const ENDED_BOX = "b0000000-0000-4000-8000-000000000003";
+export const UNKNOWN_BOX = "b0000000-0000-4000-8000-00000000ffff";
+
+export const USERS = {
+  admin: { userId: "u-admin", token: "admin-token" },
+  clerk: { userId: "u-clerk", token: "clerk-token" },
+  colleague: { userId: "u-colleague", token: "colleague-token" },
+  muted: { userId: "u-muted", token: "muted-token" },
+  outsider: { userId: "u-outsider", token: "outsider-token" },
+  expired: { userId: "u-expired", token: "expired-token" },
+  // base64 tokens carry '=', '+' and '/'.
+  b64: { userId: "u-b64", token: "dG9r+ZW4/c2VjcmV0==" },
+} as const;
+
+export type UserName = keyof typeof USERS;
+
+export function authHeader(user: UserName, key = KEY): string {
+  return `ServiceAuth svcauth_api_client_id=${key}, svcauth_token=${USERS[user].token}`;
+}
+
+const ALL_FALSE = {
+  CounteragentInvitation: false,
+  CounteragentInvitationResponses: false,
+  NewIncomingDocuments: false,
+  CounteragentSignatures: false,
+  CounteragentSignatureDenials: false,
+  ResolutionRequests: false,
+  ResolutionResults: false,
+  EmployeeRequests: false,
+  News: false,
+  ChatMessages: false,
+};
+
+export function baseFixture() {
+  const user = (name: UserName, expiresAt = "2099-01-01T00:00:00Z") => ({
+    userId: USERS[name].userId,
+    tokens: [{ token: USERS[name].token, expiresAt }],
+  });
+  return {
+    apiClients: [
+      { apiKey: KEY, name: "Test client" },
+      { apiKey: DISABLED_KEY, name: "Disabled client", enabled: false },
+    ],
+    users: [
+      user("admin"),
+      user("clerk"),
+      user("colleague"),
+      user("muted"),
+      user("outsider"),
+      user("expired", "2020-01-01T00:00:00Z"),
+      user("b64"),
+    ],
+    boxes: [
+      {
+        boxId: BOX,
+        organizationName: "Test Org",
+        apiSubscriptionEndsAt: "2099-01-01T00:00:00Z",
+        employees: [
+          { userId: USERS.admin.userId, isAdministrator: true, canManageCounteragents: true },
+          { userId: USERS.clerk.userId, subscriptions: { News: false } },
+          { userId: USERS.colleague.userId },
+          { userId: USERS.muted.userId, subscriptions: ALL_FALSE },
+          { userId: USERS.expired.userId, isAdministrator: true },
+          { userId: USERS.b64.userId, isAdministrator: true },
+        ],
+      },
+      {
+        boxId: OTHER_BOX,
+        organizationName: "Another Org",
+        employees: [{ userId: USERS.outsider.userId, isAdministrator: true }],
+      },
+      {
+        boxId: ENDED_BOX,
+        organizationName: "Lapsed Org",
+        apiSubscriptionEndsAt: "2020-01-01T00:00:00Z",
+        employees: [
+          { userId: USERS.admin.userId, isAdministrator: true },
+          { userId: USERS.clerk.userId },
+        ],
+      },
+    ],
+  };
+}

@@ -1,0 +1,196 @@
+/** A real server on a free port, over a test database, with clients for every protocol. */
+import http from "node:http";
+import type { DescMessage, DescMethodUnary, DescService, MessageShape } from "@bufbuild/protobuf";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { anyUnpack } from "@bufbuild/protobuf/wkt";
+import { Code, ConnectError, type Client, createClient } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
+import * as grpc from "@grpc/grpc-js";
+import type { Db } from "mongodb";
+import { type App, createApp } from "../../src/app";
+import { loadFixture } from "../../src/fixtures/load";
+import { type Service, createService } from "../../src/http/server";
+import { createLogger } from "../../src/log";
+import { type Database, openDatabase } from "../../src/storage/database";
+import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
+import { StatusSchema } from "../../gen/google/rpc/status_pb";
+import { startTestDatabase, type TestDatabase } from "./database";
+import { baseFixture } from "./fixture";
+
+export interface Harness {
+  readonly baseUrl: string;
+  readonly port: number;
+  readonly db: Db;
+  readonly app: App;
+  readonly service: Service;
+  readonly logs: string[];
+  close(): Promise<void>;
+}
+
+export async function startHarness(fixture: unknown = baseFixture()): Promise<Harness> {
+  const testDb: TestDatabase = await startTestDatabase();
+  const database: Database = await openDatabase({ uri: testDb.uri, name: testDb.name });
+  await loadFixture(database.db, fixture);
+  const logs: string[] = [];
+  const app = createApp(database, createLogger("info", (line) => logs.push(line)));
+  const service = createService(app, { shutdownTimeoutMs: 5_000 });
+  const address = await service.listen(0, "127.0.0.1");
+  return {
+    baseUrl: `http://127.0.0.1:${address.port}`,
+    port: address.port,
+    db: database.db,
+    app,
+    service,
+    logs,
+    async close() {
+      await service.close();
+      await database.close();
+      await testDb.close();
+    },
+  };
+}
+
+// ---------------------------------------------------------------- RPC protocols
+
+export const RPC_PROTOCOLS = ["connect-json", "connect-binary", "grpc", "grpc-web"] as const;
+export type RpcProtocol = (typeof RPC_PROTOCOLS)[number];
+
+/** What any protocol answered, in one shape. */
+export type RpcResult<O> =
+  | { ok: true; message: O }
+  | { ok: false; code: Code; message: string; reason?: string; errorCode?: string };
+
+export async function callRpc<I extends DescMessage, O extends DescMessage>(
+  h: Harness,
+  protocol: RpcProtocol,
+  method: DescMethodUnary<I, O>,
+  request: MessageShape<I>,
+  authorization?: string,
+): Promise<RpcResult<MessageShape<O>>> {
+  const headers: Record<string, string> = authorization ? { authorization } : {};
+  if (protocol === "grpc") {
+    return grpcUnary(h, method, request, headers);
+  }
+  const transport =
+    protocol === "grpc-web"
+      ? createGrpcWebTransport({ baseUrl: h.baseUrl, httpVersion: "1.1" })
+      : createConnectTransport({
+          baseUrl: h.baseUrl,
+          httpVersion: "1.1",
+          useBinaryFormat: protocol === "connect-binary",
+        });
+  try {
+    const res = await transport.unary(method, undefined, undefined, headers, request);
+    return { ok: true, message: res.message };
+  } catch (error) {
+    const e = ConnectError.from(error);
+    const info = e.findDetails(ErrorInfoSchema)[0];
+    return { ok: false, code: e.code, message: e.rawMessage, reason: info?.reason, errorCode: info?.metadata.errorCode };
+  }
+}
+
+/** A typed Connect client, for tests that need only one protocol. */
+export function connectClient<S extends DescService>(h: Harness, service: S, authorization?: string): Client<S> {
+  const transport = createConnectTransport({
+    baseUrl: h.baseUrl,
+    httpVersion: "1.1",
+    interceptors: authorization
+      ? [(next) => (req) => {
+          req.header.set("authorization", authorization);
+          return next(req);
+        }]
+      : [],
+  });
+  return createClient(service, transport);
+}
+
+/** A real gRPC client (@grpc/grpc-js) over h2c. */
+export function grpcUnary<I extends DescMessage, O extends DescMessage>(
+  h: Harness,
+  method: DescMethodUnary<I, O>,
+  request: MessageShape<I>,
+  headers: Record<string, string>,
+): Promise<RpcResult<MessageShape<O>>> {
+  const client = new grpc.Client(`127.0.0.1:${h.port}`, grpc.credentials.createInsecure());
+  const metadata = new grpc.Metadata();
+  for (const [k, v] of Object.entries(headers)) metadata.set(k, v);
+  return new Promise((resolve) => {
+    client.makeUnaryRequest(
+      `/${method.parent.typeName}/${method.name}`,
+      (m: MessageShape<I>) => Buffer.from(toBinary(method.input, m)),
+      (b: Buffer) => fromBinary(method.output, b),
+      request,
+      metadata,
+      (error, response) => {
+        client.close();
+        if (error) {
+          const bin = error.metadata?.get("grpc-status-details-bin")[0];
+          let reason: string | undefined;
+          let errorCode: string | undefined;
+          if (bin instanceof Buffer) {
+            const status = fromBinary(StatusSchema, bin);
+            for (const any of status.details) {
+              const info = anyUnpack(any, ErrorInfoSchema);
+              if (info) {
+                reason = info.reason;
+                errorCode = info.metadata.errorCode;
+              }
+            }
+          }
+          resolve({ ok: false, code: error.code as number as Code, message: error.details, reason, errorCode });
+        } else if (response) {
+          resolve({ ok: true, message: response });
+        } else {
+          resolve({ ok: false, code: Code.Unknown, message: "no response" });
+        }
+      },
+    );
+  });
+}
+
+// ---------------------------------------------------------------- legacy HTTP
+
+export interface LegacyResponse {
+  readonly status: number;
+  readonly headers: http.IncomingHttpHeaders;
+  readonly body: Buffer;
+  readonly text: string;
+}
+
+export interface LegacyRequest {
+  readonly method: string;
+  /** Path and query, e.g. `/GetSubscriptions?boxId=…`. */
+  readonly path: string;
+  /** Sent exactly as given: no Accept or Content-Type unless listed. */
+  readonly headers?: Record<string, string>;
+  readonly body?: Uint8Array | string;
+}
+
+/** A bare node:http request, so that no Accept or Content-Type is added. */
+export function legacy(h: Harness, req: LegacyRequest): Promise<LegacyResponse> {
+  return new Promise((resolve, reject) => {
+    const body = typeof req.body === "string" ? Buffer.from(req.body, "utf8") : req.body;
+    const r = http.request(
+      {
+        host: "127.0.0.1",
+        port: h.port,
+        method: req.method,
+        path: req.path,
+        headers: { ...(req.headers ?? {}), ...(body ? { "content-length": String(body.length) } : {}) },
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const all = Buffer.concat(chunks);
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: all, text: all.toString("utf8") });
+        });
+      },
+    );
+    r.on("error", reject);
+    r.end(body);
+  });
+}
+
+export { create };
