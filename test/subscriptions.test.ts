@@ -2,11 +2,22 @@
 import { create } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { SubscriptionService } from "../gen/docflow/api/v1/subscriptions_pb";
-import { SubscriptionSchema, SubscriptionsToUpdateSchema } from "../gen/docflow/legacy/subscriptions_pb";
+import {
+  SubscriptionSchema,
+  SubscriptionsToUpdateSchema,
+} from "../gen/docflow/legacy/subscriptions_pb";
 import { loadFixture } from "../src/fixtures/load";
-import { BOX, ENDED_BOX, OTHER_BOX, UNKNOWN_BOX, USERS, authHeader, baseFixture } from "./support/fixture";
+import {
+  authHeader,
+  BOX,
+  baseFixture,
+  ENDED_BOX,
+  OTHER_BOX,
+  UNKNOWN_BOX,
+  USERS,
+} from "./support/fixture";
 import { type Harness, startHarness } from "./support/harness";
-import { PROTOCOLS, call, expectOk } from "./support/protocols";
+import { call, expectOk, PROTOCOLS } from "./support/protocols";
 import { callWithoutIsSubscribed } from "./support/raw";
 
 const CATALOG = [
@@ -25,8 +36,7 @@ const CATALOG = [
 const get = SubscriptionService.method.getSubscriptions;
 const update = SubscriptionService.method.updateSubscriptions;
 
-const getReq = (boxId: string, userId: string) =>
-  create(get.input, { boxId, userId });
+const getReq = (boxId: string, userId: string) => create(get.input, { boxId, userId });
 const updateReq = (boxId: string, userId: string, changes: [string, boolean | undefined][]) =>
   create(update.input, {
     boxId,
@@ -60,13 +70,20 @@ async function storedSubscriptions(boxId: string, userId: string) {
 describe.each(PROTOCOLS)("over %s", (protocol) => {
   describe("GetSubscriptions answers the full catalog in catalog order", () => {
     it("a subscription never set is subscribed; a set one keeps its value", async () => {
-      const res = expectOk(await call(h, protocol, get, getReq(BOX, USERS.clerk.userId), authHeader("clerk")));
+      const res = expectOk(
+        await call(h, protocol, get, getReq(BOX, USERS.clerk.userId), authHeader("clerk")),
+      );
       expect(res.Subscriptions.map((s) => s.Id)).toEqual(CATALOG);
-      expect(asMap(res.Subscriptions)).toEqual({ ...Object.fromEntries(CATALOG.map((id) => [id, true])), News: false });
+      expect(asMap(res.Subscriptions)).toEqual({
+        ...Object.fromEntries(CATALOG.map((id) => [id, true])),
+        News: false,
+      });
     });
 
     it("every subscription false is answered as false, not dropped", async () => {
-      const res = expectOk(await call(h, protocol, get, getReq(BOX, USERS.muted.userId), authHeader("admin")));
+      const res = expectOk(
+        await call(h, protocol, get, getReq(BOX, USERS.muted.userId), authHeader("admin")),
+      );
       expect(res.Subscriptions).toHaveLength(10);
       expect(res.Subscriptions.every((s) => s.IsSubscribed === false)).toBe(true);
     });
@@ -79,7 +96,10 @@ describe.each(PROTOCOLS)("over %s", (protocol) => {
           h,
           protocol,
           update,
-          updateReq(BOX, USERS.clerk.userId, [["NewIncomingDocuments", false], ["News", true]]),
+          updateReq(BOX, USERS.clerk.userId, [
+            ["NewIncomingDocuments", false],
+            ["News", true],
+          ]),
           authHeader("clerk"),
         ),
       );
@@ -88,11 +108,22 @@ describe.each(PROTOCOLS)("over %s", (protocol) => {
       expect(map.NewIncomingDocuments).toBe(false);
       expect(map.News).toBe(true);
       expect(map.ChatMessages).toBe(true);
-      expect(await storedSubscriptions(BOX, USERS.clerk.userId)).toEqual({ News: true, NewIncomingDocuments: false });
+      expect(await storedSubscriptions(BOX, USERS.clerk.userId)).toEqual({
+        News: true,
+        NewIncomingDocuments: false,
+      });
     });
 
     it("an empty list changes nothing and answers the current state", async () => {
-      const res = expectOk(await call(h, protocol, update, updateReq(BOX, USERS.clerk.userId, []), authHeader("clerk")));
+      const res = expectOk(
+        await call(
+          h,
+          protocol,
+          update,
+          updateReq(BOX, USERS.clerk.userId, []),
+          authHeader("clerk"),
+        ),
+      );
       expect(asMap(res.Subscriptions).News).toBe(false);
       expect(await storedSubscriptions(BOX, USERS.clerk.userId)).toEqual({ News: false });
     });
@@ -100,9 +131,29 @@ describe.each(PROTOCOLS)("over %s", (protocol) => {
 
   describe("bad input is a 400 and changes nothing", () => {
     const cases: [string, () => ReturnType<typeof updateReq>, string][] = [
-      ["unknown Id", () => updateReq(BOX, USERS.clerk.userId, [["News", true], ["Weather", true]]), "Subscriptions.UnknownId"],
-      ["duplicated Id", () => updateReq(BOX, USERS.clerk.userId, [["News", true], ["News", false]]), "Subscriptions.DuplicateId"],
-      ["missing boxId", () => updateReq("", USERS.clerk.userId, [["News", true]]), "Http.BadRequest"],
+      [
+        "unknown Id",
+        () =>
+          updateReq(BOX, USERS.clerk.userId, [
+            ["News", true],
+            ["Weather", true],
+          ]),
+        "Subscriptions.UnknownId",
+      ],
+      [
+        "duplicated Id",
+        () =>
+          updateReq(BOX, USERS.clerk.userId, [
+            ["News", true],
+            ["News", false],
+          ]),
+        "Subscriptions.DuplicateId",
+      ],
+      [
+        "missing boxId",
+        () => updateReq("", USERS.clerk.userId, [["News", true]]),
+        "Http.BadRequest",
+      ],
       ["missing userId", () => updateReq(BOX, "", [["News", true]]), "Http.BadRequest"],
     ];
     it.each(cases)("%s", async (_name, request, errorCode) => {
@@ -121,40 +172,84 @@ describe.each(PROTOCOLS)("over %s", (protocol) => {
 
   describe("who may call: an administrator of the box, or the employee himself", () => {
     it("an administrator edits another employee", async () => {
-      const res = await call(h, protocol, update, updateReq(BOX, USERS.clerk.userId, [["News", true]]), authHeader("admin"));
+      const res = await call(
+        h,
+        protocol,
+        update,
+        updateReq(BOX, USERS.clerk.userId, [["News", true]]),
+        authHeader("admin"),
+      );
       expect(res.ok).toBe(true);
       expect(await storedSubscriptions(BOX, USERS.clerk.userId)).toEqual({ News: true });
     });
 
     it("a non-administrator editing someone else gets 403 and nothing changes", async () => {
-      const res = await call(h, protocol, update, updateReq(BOX, USERS.colleague.userId, [["News", false]]), authHeader("clerk"));
+      const res = await call(
+        h,
+        protocol,
+        update,
+        updateReq(BOX, USERS.colleague.userId, [["News", false]]),
+        authHeader("clerk"),
+      );
       expect(res).toMatchObject({ ok: false, status: 403 });
       expect(await storedSubscriptions(BOX, USERS.colleague.userId)).toEqual({});
     });
 
     it("a non-administrator reading someone else gets 403", async () => {
-      const res = await call(h, protocol, get, getReq(BOX, USERS.colleague.userId), authHeader("clerk"));
+      const res = await call(
+        h,
+        protocol,
+        get,
+        getReq(BOX, USERS.colleague.userId),
+        authHeader("clerk"),
+      );
       expect(res).toMatchObject({ ok: false, status: 403, errorCode: "Http.Forbidden" });
     });
 
     it("a box of another organization is 403", async () => {
-      const res = await call(h, protocol, get, getReq(OTHER_BOX, USERS.outsider.userId), authHeader("admin"));
+      const res = await call(
+        h,
+        protocol,
+        get,
+        getReq(OTHER_BOX, USERS.outsider.userId),
+        authHeader("admin"),
+      );
       expect(res).toMatchObject({ ok: false, status: 403 });
     });
 
     it("an unknown box is 403 (not 404)", async () => {
-      const res = await call(h, protocol, get, getReq(UNKNOWN_BOX, USERS.admin.userId), authHeader("admin"));
+      const res = await call(
+        h,
+        protocol,
+        get,
+        getReq(UNKNOWN_BOX, USERS.admin.userId),
+        authHeader("admin"),
+      );
       expect(res).toMatchObject({ ok: false, status: 403 });
     });
 
     it("an unknown user of the box is 404 for an administrator", async () => {
-      const res = await call(h, protocol, update, updateReq(BOX, "u-nobody", [["News", true]]), authHeader("admin"));
+      const res = await call(
+        h,
+        protocol,
+        update,
+        updateReq(BOX, "u-nobody", [["News", true]]),
+        authHeader("admin"),
+      );
       expect(res).toMatchObject({ ok: false, status: 404, errorCode: "Employee.NotFound" });
-      expect(await h.db.collection("employees").countDocuments({ boxId: BOX, userId: "u-nobody" })).toBe(0);
+      expect(
+        await h.db.collection("employees").countDocuments({ boxId: BOX, userId: "u-nobody" }),
+      ).toBe(0);
     });
 
     it("the box's API subscription has ended: 402", async () => {
-      const res = await call(h, protocol, get, getReq(ENDED_BOX, USERS.clerk.userId), authHeader("clerk"));
+      const res = await call(
+        h,
+        protocol,
+        get,
+        getReq(ENDED_BOX, USERS.clerk.userId),
+        authHeader("clerk"),
+      );
       expect(res).toMatchObject({ ok: false, status: 402, errorCode: "Http.PaymentRequired" });
     });
   });
@@ -171,7 +266,13 @@ describe("concurrent updates of different Ids for the same user never lose one a
   it("ten parallel updates, one Id each, all land", async () => {
     const results = await Promise.all(
       CATALOG.map((id, i) =>
-        call(h, PROTOCOLS[i % PROTOCOLS.length] ?? "connect-json", update, updateReq(BOX, USERS.colleague.userId, [[id, false]]), authHeader("admin")),
+        call(
+          h,
+          PROTOCOLS[i % PROTOCOLS.length] ?? "connect-json",
+          update,
+          updateReq(BOX, USERS.colleague.userId, [[id, false]]),
+          authHeader("admin"),
+        ),
       ),
     );
     expect(results.every((r) => r.ok)).toBe(true);

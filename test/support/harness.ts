@@ -3,17 +3,17 @@ import http from "node:http";
 import type { DescMessage, DescMethodUnary, DescService, MessageShape } from "@bufbuild/protobuf";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { anyUnpack } from "@bufbuild/protobuf/wkt";
-import { Code, ConnectError, type Client, createClient } from "@connectrpc/connect";
+import { type Client, Code, ConnectError, createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import type { Db } from "mongodb";
-import { type App, createApp } from "../../src/app";
-import { loadFixture } from "../../src/fixtures/load";
-import { type Service, createService } from "../../src/http/server";
-import { createLogger } from "../../src/log";
-import { type Database, openDatabase } from "../../src/storage/database";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { StatusSchema } from "../../gen/google/rpc/status_pb";
+import { type App, createApp } from "../../src/app";
+import { loadFixture } from "../../src/fixtures/load";
+import { createService, type Service } from "../../src/http/server";
+import { createLogger } from "../../src/log";
+import { type Database, openDatabase } from "../../src/storage/database";
 import { startTestDatabase, type TestDatabase } from "./database";
 import { baseFixture } from "./fixture";
 
@@ -32,7 +32,10 @@ export async function startHarness(fixture: unknown = baseFixture()): Promise<Ha
   const database: Database = await openDatabase({ uri: testDb.uri, name: testDb.name });
   await loadFixture(database.db, fixture);
   const logs: string[] = [];
-  const app = createApp(database, createLogger("info", (line) => logs.push(line)));
+  const app = createApp(
+    database,
+    createLogger("info", (line) => logs.push(line)),
+  );
   const service = createService(app, { shutdownTimeoutMs: 5_000 });
   const address = await service.listen(0, "127.0.0.1");
   return {
@@ -85,20 +88,32 @@ export async function callRpc<I extends DescMessage, O extends DescMessage>(
   } catch (error) {
     const e = ConnectError.from(error);
     const info = e.findDetails(ErrorInfoSchema)[0];
-    return { ok: false, code: e.code, message: e.rawMessage, reason: info?.reason, errorCode: info?.metadata.errorCode };
+    return {
+      ok: false,
+      code: e.code,
+      message: e.rawMessage,
+      reason: info?.reason,
+      errorCode: info?.metadata.errorCode,
+    };
   }
 }
 
 /** A typed Connect client, for tests that need only one protocol. */
-export function connectClient<S extends DescService>(h: Harness, service: S, authorization?: string): Client<S> {
+export function connectClient<S extends DescService>(
+  h: Harness,
+  service: S,
+  authorization?: string,
+): Client<S> {
   const transport = createConnectTransport({
     baseUrl: h.baseUrl,
     httpVersion: "1.1",
     interceptors: authorization
-      ? [(next) => (req) => {
-          req.header.set("authorization", authorization);
-          return next(req);
-        }]
+      ? [
+          (next) => (req) => {
+            req.header.set("authorization", authorization);
+            return next(req);
+          },
+        ]
       : [],
   });
   return createClient(service, transport);
@@ -137,7 +152,13 @@ export function grpcUnary<I extends DescMessage, O extends DescMessage>(
               }
             }
           }
-          resolve({ ok: false, code: error.code as number as Code, message: error.details, reason, errorCode });
+          resolve({
+            ok: false,
+            code: error.code as number as Code,
+            message: error.details,
+            reason,
+            errorCode,
+          });
         } else if (response) {
           resolve({ ok: true, message: response });
         } else {
@@ -176,7 +197,10 @@ export function legacy(h: Harness, req: LegacyRequest): Promise<LegacyResponse> 
         port: h.port,
         method: req.method,
         path: req.path,
-        headers: { ...(req.headers ?? {}), ...(body ? { "content-length": String(body.length) } : {}) },
+        headers: {
+          ...(req.headers ?? {}),
+          ...(body ? { "content-length": String(body.length) } : {}),
+        },
         agent: false,
       },
       (res) => {
@@ -184,7 +208,12 @@ export function legacy(h: Harness, req: LegacyRequest): Promise<LegacyResponse> 
         res.on("data", (c: Buffer) => chunks.push(c));
         res.on("end", () => {
           const all = Buffer.concat(chunks);
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: all, text: all.toString("utf8") });
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: all,
+            text: all.toString("utf8"),
+          });
         });
       },
     );

@@ -3,10 +3,10 @@
  * all answered in one shape so that a rule is tested once for every protocol.
  */
 import type { DescMessage, DescMethodUnary, MessageShape } from "@bufbuild/protobuf";
-import { fromBinary, getOption, isFieldSet, toBinary, toJson, fromJson } from "@bufbuild/protobuf";
+import { fromBinary, fromJson, getOption, isFieldSet, toBinary, toJson } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { http } from "../../gen/google/api/annotations_pb";
-import { type Harness, RPC_PROTOCOLS, type RpcProtocol, callRpc, legacy } from "./harness";
+import { callRpc, type Harness, legacy, RPC_PROTOCOLS, type RpcProtocol } from "./harness";
 
 export const PROTOCOLS = [...RPC_PROTOCOLS, "legacy-protobuf", "legacy-json"] as const;
 export type Protocol = (typeof PROTOCOLS)[number];
@@ -79,10 +79,18 @@ async function callLegacy<I extends DescMessage, O extends DescMessage>(
   if (res.status !== 200) {
     const errorCode = res.headers["x-service-errorcode"];
     const message = json ? String((JSON.parse(res.text) as { detail?: string }).detail) : res.text;
-    return { ok: false, status: res.status, errorCode: typeof errorCode === "string" ? errorCode : undefined, message };
+    return {
+      ok: false,
+      status: res.status,
+      errorCode: typeof errorCode === "string" ? errorCode : undefined,
+      message,
+    };
   }
   const message = json
-    ? fromJson(method.output, JSON.parse(res.text, (_k, v) => (v === "true" ? true : v === "false" ? false : v)))
+    ? fromJson(
+        method.output,
+        JSON.parse(res.text, (_k, v) => (v === "true" ? true : v === "false" ? false : v)),
+      )
     : fromBinary(method.output, res.body);
   return { ok: true, message };
 }
@@ -94,7 +102,9 @@ export function legacyJsonString(value: unknown): string {
 
 export function expectOk<O>(outcome: Outcome<O>): O {
   if (!outcome.ok) {
-    throw new Error(`expected success, got ${outcome.status} ${outcome.errorCode}: ${outcome.message}`);
+    throw new Error(
+      `expected success, got ${outcome.status} ${outcome.errorCode}: ${outcome.message}`,
+    );
   }
   return outcome.message;
 }

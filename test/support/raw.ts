@@ -5,11 +5,14 @@
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { BinaryWriter, WireType } from "@bufbuild/protobuf/wire";
 import { SubscriptionService } from "../../gen/docflow/api/v1/subscriptions_pb";
-import { SubscriptionSchema, SubscriptionsToUpdateSchema } from "../../gen/docflow/legacy/subscriptions_pb";
+import {
+  SubscriptionSchema,
+  SubscriptionsToUpdateSchema,
+} from "../../gen/docflow/legacy/subscriptions_pb";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { BOX, USERS } from "./fixture";
 import { type Harness, legacy } from "./harness";
-import { type Outcome, type Protocol, call } from "./protocols";
+import { call, type Outcome, type Protocol } from "./protocols";
 
 const method = SubscriptionService.method.updateSubscriptions;
 
@@ -19,7 +22,9 @@ export async function callWithoutIsSubscribed(
   protocol: Protocol,
   authorization: string,
 ): Promise<Outcome<unknown>> {
-  const jsonBody = { Subscriptions: [{ Id: "ChatMessages", IsSubscribed: "false" }, { Id: "News" }] };
+  const jsonBody = {
+    Subscriptions: [{ Id: "ChatMessages", IsSubscribed: "false" }, { Id: "News" }],
+  };
   if (protocol === "connect-json") {
     const res = await fetch(`${h.baseUrl}/${method.parent.typeName}/${method.name}`, {
       method: "POST",
@@ -28,10 +33,15 @@ export async function callWithoutIsSubscribed(
       body: JSON.stringify({
         boxId: BOX,
         userId: USERS.clerk.userId,
-        subscriptions: { Subscriptions: [{ Id: "ChatMessages", IsSubscribed: false }, { Id: "News" }] },
+        subscriptions: {
+          Subscriptions: [{ Id: "ChatMessages", IsSubscribed: false }, { Id: "News" }],
+        },
       }),
     });
-    const body = (await res.json()) as { message: string; details?: { type: string; value: string }[] };
+    const body = (await res.json()) as {
+      message: string;
+      details?: { type: string; value: string }[];
+    };
     const info = body.details?.find((d) => d.type === "google.rpc.ErrorInfo");
     const errorCode = info
       ? fromBinary(ErrorInfoSchema, Buffer.from(info.value, "base64")).metadata.errorCode
@@ -47,7 +57,9 @@ export async function callWithoutIsSubscribed(
     });
     const errorCode = res.headers["x-service-errorcode"] as string | undefined;
     const detail = (JSON.parse(res.text) as { detail: string }).detail;
-    return res.status === 200 ? { ok: true, message: res.text } : { ok: false, status: res.status, errorCode, message: detail };
+    return res.status === 200
+      ? { ok: true, message: res.text }
+      : { ok: false, status: res.status, errorCode, message: detail };
   }
   // Binary protocols: the incomplete Subscription travels as an unknown field of
   // SubscriptionsToUpdate, which protobuf-es writes as it is.
@@ -56,7 +68,11 @@ export async function callWithoutIsSubscribed(
     Subscriptions: [create(SubscriptionSchema, { Id: "ChatMessages", IsSubscribed: false })],
   });
   subscriptions.$unknown = [
-    { no: 1, wireType: WireType.LengthDelimited, data: new BinaryWriter().bytes(incomplete).finish() },
+    {
+      no: 1,
+      wireType: WireType.LengthDelimited,
+      data: new BinaryWriter().bytes(incomplete).finish(),
+    },
   ];
   const request = create(method.input, { boxId: BOX, userId: USERS.clerk.userId, subscriptions });
   return call(h, protocol, method, request, authorization);

@@ -1,0 +1,65 @@
+/** SPEC §9 health checks: GET /healthz and grpc.health.v1, without credentials. */
+import { create } from "@bufbuild/protobuf";
+import { Code } from "@connectrpc/connect";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Health, HealthCheckResponse_ServingStatus } from "../gen/grpc/health/v1/health_pb";
+import { callRpc, type Harness, legacy, startHarness } from "./support/harness";
+
+let h: Harness;
+beforeAll(async () => {
+  h = await startHarness();
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+describe("GET /healthz", () => {
+  it("answers 200 {status: ok} while the database answers", async () => {
+    const res = await legacy(h, { method: "GET", path: "/healthz" });
+    expect(res.status).toBe(200);
+    expect(JSON.parse(res.text)).toEqual({ status: "ok" });
+  });
+  it("other methods get 405", async () => {
+    const res = await legacy(h, { method: "POST", path: "/healthz" });
+    expect(res.status).toBe(405);
+  });
+});
+
+describe("grpc.health.v1.Health/Check", () => {
+  it.each(["grpc", "connect-json"] as const)(
+    "SERVING over %s, with no credentials",
+    async (protocol) => {
+      const res = await callRpc(
+        h,
+        protocol,
+        Health.method.check,
+        create(Health.method.check.input, { service: "" }),
+      );
+      expect(res).toMatchObject({
+        ok: true,
+        message: { status: HealthCheckResponse_ServingStatus.SERVING },
+      });
+    },
+  );
+  it("a service of ours by name is SERVING", async () => {
+    const res = await callRpc(
+      h,
+      "grpc",
+      Health.method.check,
+      create(Health.method.check.input, { service: "docflow.api.v1.SubscriptionService" }),
+    );
+    expect(res).toMatchObject({
+      ok: true,
+      message: { status: HealthCheckResponse_ServingStatus.SERVING },
+    });
+  });
+  it("an unknown service is NOT_FOUND", async () => {
+    const res = await callRpc(
+      h,
+      "grpc",
+      Health.method.check,
+      create(Health.method.check.input, { service: "nope.Service" }),
+    );
+    expect(res).toMatchObject({ ok: false, code: Code.NotFound });
+  });
+});
