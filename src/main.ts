@@ -24,6 +24,7 @@ async function main(): Promise<void> {
   if (database.mode === "embedded") {
     log.warn("embedded, in-memory database: nothing is kept when the service stops", {
       database: database.address,
+      embeddedPid: database.embeddedPid,
     });
   }
   try {
