@@ -1,0 +1,158 @@
+"""A Python client generated from proto/ with protoc 3.21 talks to the service.
+
+Python's protobuf runtime refuses to parse a proto2 message that lacks a
+required field, so every successful parse below also proves that required
+fields (IsSubscribed, TotalCount) are on the wire, false or 0 included.
+"""
+import os
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import grpc
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+API_KEY = "demo-api-key"
+BOX = "11111111-1111-4111-8111-111111111111"
+EXPIRED_BOX = "33333333-3333-4333-8333-333333333333"
+ADMIN = ("aaaaaaaa-0000-4000-8000-000000000001", "demo-admin-token")
+CLERK = ("aaaaaaaa-0000-4000-8000-000000000002", "demo-clerk-token")
+
+
+def auth(token: str) -> str:
+    return f"ServiceAuth svcauth_api_client_id={API_KEY}, svcauth_token={token}"
+
+
+@pytest.fixture(scope="session")
+def pb():
+    """Generates the Python code with protoc 3.21 and imports it."""
+    import grpc_tools
+    from grpc_tools import protoc
+
+    out = tempfile.mkdtemp(prefix="docflow-py-")
+    include = os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
+    protos = [
+        str(p.relative_to(ROOT / "proto"))
+        for p in sorted((ROOT / "proto").rglob("*.proto"))
+        if not str(p).startswith(str(ROOT / "proto" / "grpc"))  # the grpc package name would shadow grpcio
+    ]
+    code = protoc.main(["protoc", f"-I{ROOT / 'proto'}", f"-I{include}", f"--python_out={out}", f"--grpc_python_out={out}", *protos])
+    assert code == 0, "protoc 3.21 could not compile proto/"
+    sys.path.insert(0, out)
+    from docflow.api.v1 import subscriptions_pb2, subscriptions_pb2_grpc
+    from docflow.legacy import subscriptions_pb2 as legacy_pb2
+    from google.rpc import error_details_pb2, status_pb2
+
+    return {
+        "api": subscriptions_pb2,
+        "stub": subscriptions_pb2_grpc,
+        "legacy": legacy_pb2,
+        "status": status_pb2,
+        "details": error_details_pb2,
+    }
+
+
+@pytest.fixture(scope="session")
+def server():
+    env = {k: v for k, v in os.environ.items() if k != "MONGODB_URI"}
+    env.update({"PORT": "0", "LOG_LEVEL": "warn"})
+    proc = subprocess.Popen(
+        ["node", "--import", "tsx", "src/main.ts"], cwd=ROOT, env=env,
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )
+    base = None
+    deadline = time.time() + 30
+    while time.time() < deadline and base is None:
+        line = proc.stderr.readline()
+        match = re.search(r"listening on (http://\S+)", line)
+        if match:
+            base = match.group(1)
+    assert base, "the service did not start"
+    yield base
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=20) == 0
+
+
+def stub(pb, base):
+    channel = grpc.insecure_channel(base.removeprefix("http://"))
+    return pb["stub"].SubscriptionServiceStub(channel)
+
+
+def test_grpc_get_subscriptions(pb, server):
+    res = stub(pb, server).GetSubscriptions(
+        pb["api"].GetSubscriptionsRequest(box_id=BOX, user_id=CLERK[0]),
+        metadata=[("authorization", auth(ADMIN[1]))],
+    )
+    assert len(res.Subscriptions) == 10
+    assert {s.Id: s.IsSubscribed for s in res.Subscriptions}["News"] is False
+    assert all(s.HasField("IsSubscribed") for s in res.Subscriptions)
+
+
+def test_grpc_update_subscriptions(pb, server):
+    changes = pb["legacy"].SubscriptionsToUpdate(
+        Subscriptions=[pb["legacy"].Subscription(Id="ResolutionRequests", IsSubscribed=False)]
+    )
+    res = stub(pb, server).UpdateSubscriptions(
+        pb["api"].UpdateSubscriptionsRequest(box_id=BOX, user_id=CLERK[0], subscriptions=changes),
+        metadata=[("authorization", auth(CLERK[1]))],
+    )
+    assert {s.Id: s.IsSubscribed for s in res.Subscriptions}["ResolutionRequests"] is False
+
+
+def test_legacy_protobuf_is_a_valid_proto2_message(pb, server):
+    # What an existing SDK does: no Accept, no Content-Type, protobuf back.
+    req = urllib.request.Request(
+        f"{server}/GetSubscriptions?boxId={BOX}&userId={CLERK[0]}",
+        headers={"Authorization": auth(ADMIN[1])},
+    )
+    with urllib.request.urlopen(req) as res:
+        assert res.status == 200
+        assert res.headers["Content-Type"] == "application/x-protobuf"
+        body = res.read()
+    msg = pb["legacy"].EmployeeSubscriptions.FromString(body)  # raises if a required field is missing
+    assert msg.IsInitialized()
+    assert [s.Id for s in msg.Subscriptions][0] == "CounteragentInvitation"
+
+
+def test_legacy_protobuf_request_body(pb, server):
+    body = pb["legacy"].SubscriptionsToUpdate(
+        Subscriptions=[pb["legacy"].Subscription(Id="EmployeeRequests", IsSubscribed=False)]
+    ).SerializeToString()
+    req = urllib.request.Request(
+        f"{server}/UpdateSubscriptions?boxId={BOX}&userId={CLERK[0]}",
+        data=body, method="POST", headers={"Authorization": auth(CLERK[1])},
+    )
+    with urllib.request.urlopen(req) as res:
+        msg = pb["legacy"].EmployeeSubscriptions.FromString(res.read())
+    assert {s.Id: s.IsSubscribed for s in msg.Subscriptions}["EmployeeRequests"] is False
+
+
+def test_grpc_subscription_ended_carries_error_info(pb, server):
+    with pytest.raises(grpc.RpcError) as caught:
+        stub(pb, server).GetSubscriptions(
+            pb["api"].GetSubscriptionsRequest(box_id=EXPIRED_BOX, user_id=ADMIN[0]),
+            metadata=[("authorization", auth(ADMIN[1]))],
+        )
+    err = caught.value
+    assert err.code() == grpc.StatusCode.FAILED_PRECONDITION
+    raw = dict(err.trailing_metadata())["grpc-status-details-bin"]
+    status = pb["status"].Status.FromString(raw)
+    info = pb["details"].ErrorInfo()
+    assert status.details[0].Unpack(info)
+    assert info.reason == "API_SUBSCRIPTION_ENDED"
+
+
+def test_legacy_error_is_text_with_error_code(server):
+    req = urllib.request.Request(f"{server}/GetSubscriptions?boxId={BOX}&userId={ADMIN[0]}")
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(req)
+    assert caught.value.code == 401
+    assert caught.value.headers["X-Service-ErrorCode"] == "Http.Unauthorized"
+    assert caught.value.read().decode() == "the Authorization header is missing"
