@@ -1,13 +1,14 @@
 /** The dependencies the handlers reach through the `appKey` context value. */
-import type { BoxAccessDeps } from "./domain/box-access";
+import type { DeletionMarkDeps } from "./domain/deletion-marks";
 import type { Clock, CredentialStore } from "./domain/ports";
 import type { Logger } from "./log";
 import { createBoxStore } from "./storage/box-store";
 import { createCredentialStore } from "./storage/credential-store";
 import type { Database } from "./storage/database";
 import { createEmployeeStore } from "./storage/employee-store";
+import { createMessageStore } from "./storage/message-store";
 
-export interface App extends BoxAccessDeps {
+export interface App extends DeletionMarkDeps {
   readonly credentials: CredentialStore;
   readonly log: Logger;
   /** True when the database answers. */
@@ -19,6 +20,7 @@ export function createApp(database: Database, log: Logger, now: Clock = () => ne
     credentials: createCredentialStore(database.db),
     boxes: createBoxStore(database.db),
     employees: createEmployeeStore(database.db),
+    messages: createMessageStore(database.db),
     now,
     log,
     healthy: () => database.ping(),

@@ -46,12 +46,7 @@ async function main(): Promise<void> {
 
   const app = createApp(database, log);
   const service = createService(app, { shutdownTimeoutMs: config.shutdownTimeoutMs });
-  const address = await service.listen(config.port, config.host);
-  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
-  const baseUrl = `http://${host}:${address.port}`;
-  log.info("listening", { url: baseUrl, database: database.mode });
-  printBanner(baseUrl, database.mode, config.seedFile);
-
+  // Signals are handled from before the first connection can arrive.
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) {
@@ -67,6 +62,11 @@ async function main(): Promise<void> {
   };
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+  const address = await service.listen(config.port, config.host);
+  const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
+  const baseUrl = `http://${host}:${address.port}`;
+  log.info("listening", { url: baseUrl, database: database.mode });
+  printBanner(baseUrl, database.mode, config.seedFile);
 }
 
 function printBanner(baseUrl: string, mode: string, seedFile: string | undefined): void {

@@ -64,12 +64,13 @@ describe("npm start with no configuration", () => {
   it("says loudly that nothing is kept, and its demo curl commands work", async () => {
     const s = await start();
     expect(s.stderr()).toMatch(/embedded, in-memory: NOTHING IS KEPT/);
-    const commands = s
+    const curls = s
       .stderr()
       .split("\n")
       .filter((l) => l.startsWith("curl ") && !l.includes("protoc"));
-    expect(commands.length).toBe(3);
-    for (const command of commands) {
+    const subscriptionCalls = curls.filter((l) => l.includes("Subscriptions"));
+    expect(subscriptionCalls.length).toBe(3);
+    for (const command of subscriptionCalls) {
       const { stdout } = await exec("bash", ["-c", `${command} -w '\\n%{http_code}'`]);
       const [body, status] = [
         stdout.slice(0, stdout.lastIndexOf("\n")),
@@ -78,6 +79,15 @@ describe("npm start with no configuration", () => {
       expect(status, command).toBe("200");
       expect(JSON.parse(body).Subscriptions).toHaveLength(10);
     }
+    // Restore, Delete, then the documented 403, in the banner's order.
+    const markCalls = curls.filter((l) => l.includes("/Restore?") || l.includes("/Delete?"));
+    const statuses: string[] = [];
+    for (const command of markCalls) {
+      const { stdout } = await exec("bash", ["-c", command]);
+      statuses.push(stdout.split(" ")[1] ?? "");
+      if (statuses.length === 1) expect(stdout).toMatch(/content-length: 0/i);
+    }
+    expect(statuses).toEqual(["200", "200", "403"]);
     const proto =
       s
         .stderr()

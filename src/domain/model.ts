@@ -51,3 +51,31 @@ export interface Employee {
 export interface Caller {
   readonly userId: string;
 }
+
+export const MessageKind = { Message: "Message", Template: "Template" } as const;
+export type MessageKind = (typeof MessageKind)[keyof typeof MessageKind];
+
+export interface DocflowDocument {
+  readonly documentId: string;
+  readonly departmentId: string;
+  /** The deletion mark. */
+  readonly isDeleted: boolean;
+}
+
+/** A message or a template (addressed by its message id), with its documents. */
+export interface DocflowMessage {
+  readonly boxId: string;
+  readonly messageId: string;
+  readonly kind: MessageKind;
+  /** The deletion mark. Invariant: a marked message has all its documents marked. */
+  readonly isDeleted: boolean;
+  readonly documents: readonly DocflowDocument[];
+  /** Optimistic-concurrency version: every change of marks increments it. */
+  readonly version: number;
+}
+
+/** The deletion marks of a message and of each of its documents. */
+export interface DeletionMarks {
+  readonly isDeleted: boolean;
+  readonly documents: readonly DocflowDocument[];
+}

@@ -1,5 +1,5 @@
 /** What the domain needs from storage. Implemented in `src/storage`. */
-import type { AccessToken, ApiClient, Box, Employee } from "./model";
+import type { AccessToken, ApiClient, Box, DeletionMarks, DocflowMessage, Employee } from "./model";
 
 export interface CredentialStore {
   /** The API client whose key hashes to `keyHash`. */
@@ -22,6 +22,20 @@ export interface EmployeeStore {
     boxId: string,
     userId: string,
     changes: Readonly<Record<string, boolean>>,
+  ): Promise<boolean>;
+}
+
+export interface MessageStore {
+  findMessage(boxId: string, messageId: string): Promise<DocflowMessage | null>;
+  /**
+   * Writes new marks in one conditional update, only if the message is still
+   * at `version`. Returns false when another call changed it first.
+   */
+  saveMarks(
+    boxId: string,
+    messageId: string,
+    version: number,
+    marks: DeletionMarks,
   ): Promise<boolean>;
 }
 

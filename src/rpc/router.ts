@@ -1,6 +1,7 @@
 /** The Connect router: every service, behind one chain of interceptors. */
 import { type ConnectRouter, createConnectRouter } from "@connectrpc/connect";
 import type { App } from "../app";
+import { DocumentService, documentService } from "./document-service";
 import { Health, healthService } from "./health-service";
 import {
   createAppInterceptor,
@@ -8,12 +9,7 @@ import {
   createErrorInterceptor,
   requiredFieldsInterceptor,
 } from "./interceptors";
-import {
-  CounteragentService,
-  counteragentService,
-  DocumentService,
-  documentService,
-} from "./pending-services";
+import { CounteragentService, counteragentService } from "./pending-services";
 import { SubscriptionService, subscriptionService } from "./subscription-service";
 
 /** Largest request message accepted, on every protocol. */

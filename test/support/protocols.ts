@@ -86,12 +86,15 @@ async function callLegacy<I extends DescMessage, O extends DescMessage>(
       message,
     };
   }
-  const message = json
-    ? fromJson(
-        method.output,
-        JSON.parse(res.text, (_k, v) => (v === "true" ? true : v === "false" ? false : v)),
-      )
-    : fromBinary(method.output, res.body);
+  const message =
+    res.body.length === 0
+      ? fromBinary(method.output, res.body)
+      : json
+        ? fromJson(
+            method.output,
+            JSON.parse(res.text, (_k, v) => (v === "true" ? true : v === "false" ? false : v)),
+          )
+        : fromBinary(method.output, res.body);
   return { ok: true, message };
 }
 

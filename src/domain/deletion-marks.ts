@@ -1,0 +1,162 @@
+/**
+ * Delete and Restore (SPEC §6.1): deletion marks on a message (or template)
+ * and its documents. Each call computes the new marks from one read and
+ * writes them with one conditional update on the message's version, retrying
+ * on a lost race, so every call is atomic and exactly one of N identical
+ * concurrent calls succeeds.
+ */
+import { setTimeout as sleep } from "node:timers/promises";
+import type { BoxAccessDeps } from "./box-access";
+import { openBox } from "./box-access";
+import { reachableDepartments } from "./document-access";
+import { conflict, type DomainError, notFound, permissionDenied } from "./errors";
+import type { Caller, DeletionMarks, DocflowDocument, DocflowMessage } from "./model";
+import type { MessageStore } from "./ports";
+import { optionalId, requireId } from "./validate";
+
+export interface DeletionMarkDeps extends BoxAccessDeps {
+  readonly messages: MessageStore;
+}
+
+export interface MarkRequest {
+  readonly boxId: string;
+  readonly messageId: string;
+  /** Absent or empty: the whole message. */
+  readonly documentId?: string | undefined;
+}
+
+/** What a call would do to a message, or why it does nothing. */
+type Plan =
+  | { readonly conflict: DomainError }
+  | { readonly marks: DeletionMarks; readonly changed: readonly DocflowDocument[] };
+
+type Planner = (message: DocflowMessage, document: DocflowDocument | undefined) => Plan;
+
+const MAX_ATTEMPTS = 100;
+
+/** Removes the mark from the message and every marked document, or from one document and the message. */
+export function restore(
+  deps: DeletionMarkDeps,
+  caller: Caller,
+  request: MarkRequest,
+): Promise<void> {
+  return changeMarks(deps, caller, request, planRestore);
+}
+
+/** Marks the message and all its documents, or one document (and the message when it was the last). */
+export function deleteMarks(
+  deps: DeletionMarkDeps,
+  caller: Caller,
+  request: MarkRequest,
+): Promise<void> {
+  return changeMarks(deps, caller, request, planDelete);
+}
+
+const alreadyRestored = (what: string) =>
+  conflict(`${what} is not deleted`, "Restore.AlreadyRestored");
+const alreadyDeleted = (what: string) =>
+  conflict(`${what} is already deleted`, "Delete.AlreadyDeleted");
+
+function planRestore(message: DocflowMessage, document: DocflowDocument | undefined): Plan {
+  if (document) {
+    if (!document.isDeleted) return { conflict: alreadyRestored("the document") };
+    return {
+      marks: {
+        isDeleted: false,
+        documents: setMark(message.documents, false, (d) => d === document),
+      },
+      changed: [document],
+    };
+  }
+  const changed = message.documents.filter((d) => d.isDeleted);
+  if (!message.isDeleted && changed.length === 0)
+    return { conflict: alreadyRestored("the message") };
+  return {
+    marks: { isDeleted: false, documents: setMark(message.documents, false, () => true) },
+    changed,
+  };
+}
+
+function planDelete(message: DocflowMessage, document: DocflowDocument | undefined): Plan {
+  if (document) {
+    if (document.isDeleted) return { conflict: alreadyDeleted("the document") };
+    const documents = setMark(message.documents, true, (d) => d === document);
+    return {
+      marks: { isDeleted: documents.every((d) => d.isDeleted), documents },
+      changed: [document],
+    };
+  }
+  if (message.isDeleted) return { conflict: alreadyDeleted("the message") };
+  return {
+    marks: { isDeleted: true, documents: setMark(message.documents, true, () => true) },
+    changed: message.documents.filter((d) => !d.isDeleted),
+  };
+}
+
+function setMark(
+  documents: readonly DocflowDocument[],
+  isDeleted: boolean,
+  which: (d: DocflowDocument) => boolean,
+): DocflowDocument[] {
+  return documents.map((d) => (which(d) ? { ...d, isDeleted } : d));
+}
+
+async function changeMarks(
+  deps: DeletionMarkDeps,
+  caller: Caller,
+  request: MarkRequest,
+  plan: Planner,
+): Promise<void> {
+  const boxId = requireId("boxId", request.boxId);
+  const messageId = requireId("messageId", request.messageId);
+  const documentId = optionalId("documentId", request.documentId);
+  const { box, self } = await openBox(deps, caller, boxId);
+  if (!self.canDeleteRestoreDocuments) {
+    throw permissionDenied(
+      "the employee may not delete or restore documents (CanDeleteRestoreDocuments)",
+    );
+  }
+  const reaches = reachableDepartments(self, box);
+
+  for (let attempt = 1; ; attempt++) {
+    const message = await deps.messages.findMessage(boxId, messageId);
+    if (!message) {
+      throw notFound(`the box has no message "${messageId}"`, "Message.NotFound");
+    }
+    const document =
+      documentId === undefined
+        ? undefined
+        : message.documents.find((d) => d.documentId === documentId);
+    if (documentId !== undefined && !document) {
+      throw notFound(`the message has no document "${documentId}"`, "Document.NotFound");
+    }
+    // The addressed document must be in reach before its state is revealed (403 before 409).
+    if (document && !reaches(document.departmentId)) {
+      throw documentOutOfReach();
+    }
+    const next = plan(message, document);
+    if ("conflict" in next) {
+      throw next.conflict;
+    }
+    if (next.changed.some((d) => !reaches(d.departmentId))) {
+      throw documentOutOfReach();
+    }
+    if (await deps.messages.saveMarks(boxId, messageId, message.version, next.marks)) {
+      return;
+    }
+    if (attempt >= MAX_ATTEMPTS) {
+      throw conflict(
+        "the message is being changed by other calls; try again",
+        "Message.ConcurrentChange",
+      );
+    }
+    // Lost a race: back off a little, with jitter, and decide again on fresh state.
+    await sleep(Math.random() * Math.min(50, 2 ** attempt));
+  }
+}
+
+const documentOutOfReach = () =>
+  permissionDenied(
+    "a document of the call is out of the employee's reach",
+    "Document.AccessDenied",
+  );

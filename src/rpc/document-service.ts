@@ -1,0 +1,23 @@
+/** DocumentService handlers: decode → domain → encode. */
+import { create } from "@bufbuild/protobuf";
+import type { ServiceImpl } from "@connectrpc/connect";
+import {
+  DeleteResponseSchema,
+  DocumentService,
+  RestoreResponseSchema,
+} from "../../gen/docflow/api/v1/documents_pb";
+import { deleteMarks, restore } from "../domain/deletion-marks";
+import { appOf, callerOf } from "./context";
+
+export const documentService: ServiceImpl<typeof DocumentService> = {
+  async restore(req, ctx) {
+    await restore(appOf(ctx), callerOf(ctx), req);
+    return create(RestoreResponseSchema);
+  },
+  async delete(req, ctx) {
+    await deleteMarks(appOf(ctx), callerOf(ctx), req);
+    return create(DeleteResponseSchema);
+  },
+};
+
+export { DocumentService };
