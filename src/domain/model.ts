@@ -79,3 +79,22 @@ export interface DeletionMarks {
   readonly isDeleted: boolean;
   readonly documents: readonly DocflowDocument[];
 }
+
+/** The default counteragent group: always exists, holds every counteragent not placed elsewhere. */
+export const DEFAULT_GROUP_ID = "00000000-0000-0000-0000-000000000000";
+
+export const CounteragentStatus = {
+  IsMyCounteragent: "IsMyCounteragent",
+  InvitesMe: "InvitesMe",
+  IsInvitedByMe: "IsInvitedByMe",
+  RejectsMe: "RejectsMe",
+  IsRejectedByMe: "IsRejectedByMe",
+  NotInCounteragentList: "NotInCounteragentList",
+} as const;
+export type CounteragentStatus = (typeof CounteragentStatus)[keyof typeof CounteragentStatus];
+
+/** Where a counteragent stands in a group's listing: the time it joined, then its box id. */
+export interface GroupPosition {
+  readonly joinedGroupAt: Date;
+  readonly counteragentBoxId: string;
+}

@@ -1,5 +1,14 @@
 /** What the domain needs from storage. Implemented in `src/storage`. */
-import type { AccessToken, ApiClient, Box, DeletionMarks, DocflowMessage, Employee } from "./model";
+import type {
+  AccessToken,
+  ApiClient,
+  Box,
+  CounteragentStatus,
+  DeletionMarks,
+  DocflowMessage,
+  Employee,
+  GroupPosition,
+} from "./model";
 
 export interface CredentialStore {
   /** The API client whose key hashes to `keyHash`. */
@@ -37,6 +46,24 @@ export interface MessageStore {
     version: number,
     marks: DeletionMarks,
   ): Promise<boolean>;
+}
+
+export interface CounteragentStore {
+  /** True when the box has a group with that id (the default group is not stored). */
+  groupExists(boxId: string, counteragentGroupId: string): Promise<boolean>;
+  /** Members with `status`, in listing order, strictly after `after`, at most `limit`. */
+  listMembers(
+    boxId: string,
+    counteragentGroupId: string,
+    status: CounteragentStatus,
+    after: GroupPosition | undefined,
+    limit: number,
+  ): Promise<GroupPosition[]>;
+  countMembers(
+    boxId: string,
+    counteragentGroupId: string,
+    status: CounteragentStatus,
+  ): Promise<number>;
 }
 
 export type Clock = () => Date;

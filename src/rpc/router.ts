@@ -1,6 +1,7 @@
 /** The Connect router: every service, behind one chain of interceptors. */
 import { type ConnectRouter, createConnectRouter } from "@connectrpc/connect";
 import type { App } from "../app";
+import { CounteragentService, counteragentService } from "./counteragent-service";
 import { DocumentService, documentService } from "./document-service";
 import { Health, healthService } from "./health-service";
 import {
@@ -9,7 +10,6 @@ import {
   createErrorInterceptor,
   requiredFieldsInterceptor,
 } from "./interceptors";
-import { CounteragentService, counteragentService } from "./pending-services";
 import { SubscriptionService, subscriptionService } from "./subscription-service";
 
 /** Largest request message accepted, on every protocol. */

@@ -1,0 +1,76 @@
+/** GetCounteragentsFromGroup (SPEC §6.2): keyset paging over a group's counteragents. */
+import type { BoxAccessDeps } from "./box-access";
+import { openBox } from "./box-access";
+import { invalidArgument, notFound, permissionDenied } from "./errors";
+import { decodeIndexKey, encodeIndexKey } from "./index-key";
+import { type Caller, CounteragentStatus, DEFAULT_GROUP_ID } from "./model";
+import type { CounteragentStore } from "./ports";
+import { optionalId, requireId } from "./validate";
+
+export const DEFAULT_PAGE_SIZE = 100;
+export const MAX_PAGE_SIZE = 100;
+
+export interface CounteragentDeps extends BoxAccessDeps {
+  readonly counteragents: CounteragentStore;
+}
+
+export interface GroupPageRequest {
+  readonly boxId: string;
+  readonly counteragentGroupId: string;
+  readonly afterIndexKey?: string | undefined;
+  /** Absent: 100. */
+  readonly count?: number | undefined;
+}
+
+export interface GroupPage {
+  readonly counteragentBoxIds: string[];
+  /** Members of the group with status IsMyCounteragent, over all pages. */
+  readonly totalCount: number;
+  /** Key of the last item; undefined only when the page is empty. */
+  readonly afterIndexKey: string | undefined;
+}
+
+export async function getCounteragentsFromGroup(
+  deps: CounteragentDeps,
+  caller: Caller,
+  request: GroupPageRequest,
+): Promise<GroupPage> {
+  const scope = {
+    boxId: requireId("boxId", request.boxId),
+    counteragentGroupId: requireId("counteragentGroupId", request.counteragentGroupId),
+  };
+  const count = request.count ?? DEFAULT_PAGE_SIZE;
+  if (!Number.isInteger(count) || count < 1 || count > MAX_PAGE_SIZE) {
+    throw invalidArgument(`count must be an integer from 1 to ${MAX_PAGE_SIZE}`);
+  }
+  const key = optionalId("afterIndexKey", request.afterIndexKey);
+  const after = key === undefined ? undefined : decodeIndexKey(scope, key);
+
+  const { self } = await openBox(deps, caller, scope.boxId);
+  if (!self.isAdministrator || !self.canManageCounteragents) {
+    throw permissionDenied(
+      "only an administrator of the box with CanManageCounteragents may list counteragents",
+    );
+  }
+  const { boxId, counteragentGroupId } = scope;
+  const status = CounteragentStatus.IsMyCounteragent;
+  const [exists, page, totalCount] = await Promise.all([
+    counteragentGroupId === DEFAULT_GROUP_ID
+      ? Promise.resolve(true)
+      : deps.counteragents.groupExists(boxId, counteragentGroupId),
+    deps.counteragents.listMembers(boxId, counteragentGroupId, status, after, count),
+    deps.counteragents.countMembers(boxId, counteragentGroupId, status),
+  ]);
+  if (!exists) {
+    throw notFound(
+      `the box has no counteragent group "${counteragentGroupId}"`,
+      "CounteragentGroup.NotFound",
+    );
+  }
+  const last = page.at(-1);
+  return {
+    counteragentBoxIds: page.map((m) => m.counteragentBoxId),
+    totalCount,
+    afterIndexKey: last ? encodeIndexKey(scope, last) : undefined,
+  };
+}
