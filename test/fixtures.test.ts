@@ -1,6 +1,6 @@
 /** SPEC §8: the fixture loader, its checks, and `npm run seed`. */
 import { execFile } from "node:child_process";
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -238,6 +238,33 @@ describe("a fixture that breaks a rule is rejected, naming the entry, and nothin
     expect(error).toBeInstanceOf(FixtureError);
     expect((error as Error).message).toMatch(message);
     expect(await totalDocuments()).toBe(0);
+  });
+});
+
+describe("npm run fixture:big", () => {
+  it("writes a valid fixture with one group of N IsMyCounteragent members", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "big-"));
+    const file = join(dir, "big.json");
+    const { stdout } = await run("node", [
+      "--import",
+      "tsx",
+      "src/tools/big-fixture.ts",
+      "--members",
+      "50",
+      "--out",
+      file,
+    ]);
+    expect(stdout).toMatch(/50 members/);
+    const data = parseFixture(JSON.parse(await readFile(file, "utf8")));
+    expect(data.counteragents).toHaveLength(50);
+    expect(new Set(data.counteragents.map((c) => c.counteragentGroupId))).toEqual(
+      new Set(["group-50"]),
+    );
+    expect(data.counteragents.every((c) => c.status === "IsMyCounteragent")).toBe(true);
+    expect(data.employees[0]).toMatchObject({
+      isAdministrator: true,
+      canManageCounteragents: true,
+    });
   });
 });
 

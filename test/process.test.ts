@@ -88,6 +88,10 @@ describe("npm start with no configuration", () => {
       if (statuses.length === 1) expect(stdout).toMatch(/content-length: 0/i);
     }
     expect(statuses).toEqual(["200", "200", "403"]);
+    const listing = curls.find((l) => l.includes("/GetCounteragentsFromGroup?")) ?? "";
+    const { stdout: page } = await exec("bash", ["-c", listing]);
+    expect(JSON.parse(page)).toMatchObject({ TotalCount: 6 });
+    expect(JSON.parse(page).CounteragentBoxId).toHaveLength(4);
     const proto =
       s
         .stderr()
