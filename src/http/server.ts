@@ -15,10 +15,14 @@ import {
   universalRequestFromNodeRequest,
   universalResponseToNodeResponse,
 } from "@connectrpc/connect-node";
+import { protoComments } from "../../gen/proto-comments";
 import type { App } from "../app";
 import { createLegacyBridge, type LegacyBridge, sendError } from "../legacy/bridge";
+import { buildOpenApi } from "../legacy/openapi";
 import { legacyError } from "../rpc/error-table";
 import { createRouter } from "../rpc/router";
+import { SERVICE_VERSION } from "../version";
+import { createDocsRoutes } from "./docs";
 
 type NodeRequest = IncomingMessage | Http2ServerRequest;
 type NodeResponse = ServerResponse | Http2ServerResponse;
@@ -43,6 +47,9 @@ export function createService(app: App, options: ServiceOptions): Service {
     router.handlers.map((h) => [h.requestPath, h]),
   );
   const bridge = createLegacyBridge(router, app);
+  const docs = createDocsRoutes(
+    buildOpenApi(bridge.routes, { version: SERVICE_VERSION, comments: protoComments }),
+  );
   let stopping = false;
   let inFlight = 0;
   let idle: (() => void) | undefined;
@@ -53,7 +60,7 @@ export function createService(app: App, options: ServiceOptions): Service {
     const rpc = rpcPaths.get(path);
     const protocol = rpc
       ? rpcProtocol(req.headers["content-type"])
-      : path === "/healthz"
+      : path === "/healthz" || path === "/openapi.json" || path.startsWith("/docs")
         ? "http"
         : "legacy";
     inFlight++;
@@ -106,6 +113,9 @@ export function createService(app: App, options: ServiceOptions): Service {
     const path = (req.url ?? "/").split("?", 1)[0];
     if (path === "/healthz") {
       await healthz(req, res);
+      return;
+    }
+    if (docs.handle(req, res, path ?? "/")) {
       return;
     }
     if (!(await bridge.handle(req, res))) {

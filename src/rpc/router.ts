@@ -15,6 +15,14 @@ import { SubscriptionService, subscriptionService } from "./subscription-service
 /** Largest request message accepted, on every protocol. */
 export const MAX_REQUEST_BYTES = 1024 * 1024;
 
+/** Every service and its handlers: the one list the router, the bridge and the OpenAPI document read. */
+export const SERVICES = [
+  [SubscriptionService, subscriptionService],
+  [DocumentService, documentService],
+  [CounteragentService, counteragentService],
+  [Health, healthService],
+] as const;
+
 export function createRouter(app: App): ConnectRouter {
   const router = createConnectRouter({
     interceptors: [
@@ -25,9 +33,8 @@ export function createRouter(app: App): ConnectRouter {
     ],
     readMaxBytes: MAX_REQUEST_BYTES,
   });
-  router.service(SubscriptionService, subscriptionService);
-  router.service(DocumentService, documentService);
-  router.service(CounteragentService, counteragentService);
-  router.service(Health, healthService);
+  for (const [service, impl] of SERVICES) {
+    router.service(service, impl as never);
+  }
   return router;
 }

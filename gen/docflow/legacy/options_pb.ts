@@ -5,16 +5,70 @@
 // @generated from file docflow/legacy/options.proto (package docflow.legacy, syntax proto2)
 /* eslint-disable */
 
-import type { GenExtension, GenFile } from "@bufbuild/protobuf/codegenv2";
-import { extDesc, fileDesc } from "@bufbuild/protobuf/codegenv2";
-import type { FieldOptions } from "@bufbuild/protobuf/wkt";
+import type { GenExtension, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
+import { extDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { FieldOptions, MethodOptions } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
+import type { Message } from "@bufbuild/protobuf";
 
 /**
  * Describes the file docflow/legacy/options.proto.
  */
 export const file_docflow_legacy_options: GenFile = /*@__PURE__*/
-  fileDesc("Chxkb2NmbG93L2xlZ2FjeS9vcHRpb25zLnByb3RvEg5kb2NmbG93LmxlZ2FjeTpACgtqc29uX3N0cmluZxIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMY0YYDIAEoCFIKanNvblN0cmluZ0JTChJjb20uZG9jZmxvdy5sZWdhY3lQAVo7Z2l0aHViLmNvbS9kb2NmbG93L2RvY2Zsb3ctYXBpL2dlbi9nby9kb2NmbG93L2xlZ2FjeTtsZWdhY3k", [file_google_protobuf_descriptor]);
+  fileDesc("Chxkb2NmbG93L2xlZ2FjeS9vcHRpb25zLnByb3RvEg5kb2NmbG93LmxlZ2FjeSI5CgxJbnRlZ2VyUmFuZ2USCwoDbWluGAEgASgDEgsKA21heBgCIAEoAxIPCgdkZWZhdWx0GAMgASgDIjAKCUh0dHBFcnJvchIOCgZzdGF0dXMYASABKAUSEwoLZGVzY3JpcHRpb24YAiABKAk6QAoLanNvbl9zdHJpbmcSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGNGGAyABKAhSCmpzb25TdHJpbmc6YgoNaW50ZWdlcl9yYW5nZRIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMY0oYDIAEoCzIcLmRvY2Zsb3cubGVnYWN5LkludGVnZXJSYW5nZVIMaW50ZWdlclJhbmdlOlwKC2h0dHBfZXJyb3JzEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMY04YDIAMoCzIZLmRvY2Zsb3cubGVnYWN5Lkh0dHBFcnJvclIKaHR0cEVycm9yc0JTChJjb20uZG9jZmxvdy5sZWdhY3lQAVo7Z2l0aHViLmNvbS9kb2NmbG93L2RvY2Zsb3ctYXBpL2dlbi9nby9kb2NmbG93L2xlZ2FjeTtsZWdhY3k", [file_google_protobuf_descriptor]);
+
+/**
+ * Bounds and default of an integer request field.
+ *
+ * @generated from message docflow.legacy.IntegerRange
+ */
+export type IntegerRange = Message<"docflow.legacy.IntegerRange"> & {
+  /**
+   * @generated from field: optional int64 min = 1;
+   */
+  min: bigint;
+
+  /**
+   * @generated from field: optional int64 max = 2;
+   */
+  max: bigint;
+
+  /**
+   * @generated from field: optional int64 default = 3;
+   */
+  default: bigint;
+};
+
+/**
+ * Describes the message docflow.legacy.IntegerRange.
+ * Use `create(IntegerRangeSchema)` to create a new message.
+ */
+export const IntegerRangeSchema: GenMessage<IntegerRange> = /*@__PURE__*/
+  messageDesc(file_docflow_legacy_options, 0);
+
+/**
+ * One documented error status of a legacy HTTP operation.
+ *
+ * @generated from message docflow.legacy.HttpError
+ */
+export type HttpError = Message<"docflow.legacy.HttpError"> & {
+  /**
+   * @generated from field: optional int32 status = 1;
+   */
+  status: number;
+
+  /**
+   * @generated from field: optional string description = 2;
+   */
+  description: string;
+};
+
+/**
+ * Describes the message docflow.legacy.HttpError.
+ * Use `create(HttpErrorSchema)` to create a new message.
+ */
+export const HttpErrorSchema: GenMessage<HttpError> = /*@__PURE__*/
+  messageDesc(file_docflow_legacy_options, 1);
 
 /**
  * A bool field written in legacy JSON as the quoted string "true" or
@@ -24,4 +78,21 @@ export const file_docflow_legacy_options: GenFile = /*@__PURE__*/
  */
 export const json_string: GenExtension<FieldOptions, boolean> = /*@__PURE__*/
   extDesc(file_docflow_legacy_options, 0);
+
+/**
+ * The values an integer request field accepts, and its value when absent.
+ *
+ * @generated from extension: optional docflow.legacy.IntegerRange integer_range = 50002;
+ */
+export const integer_range: GenExtension<FieldOptions, IntegerRange> = /*@__PURE__*/
+  extDesc(file_docflow_legacy_options, 1);
+
+/**
+ * Error statuses of this operation beyond the ones every operation has
+ * (400, 401, 402, 403, 405, 500), or a more precise meaning for one of them.
+ *
+ * @generated from extension: repeated docflow.legacy.HttpError http_errors = 50003;
+ */
+export const http_errors: GenExtension<MethodOptions, HttpError[]> = /*@__PURE__*/
+  extDesc(file_docflow_legacy_options, 2);
 

@@ -1,0 +1,338 @@
+/** The OpenAPI 3.1 document of the legacy paths: valid, complete, derived from the proto, and true. */
+import { create, createFileRegistry, setExtension } from "@bufbuild/protobuf";
+import {
+  FieldDescriptorProto_Label,
+  FieldDescriptorProto_Type,
+  FieldOptionsSchema,
+  FileDescriptorProtoSchema,
+  MethodOptionsSchema,
+} from "@bufbuild/protobuf/wkt";
+import { Validator } from "@seriousme/openapi-schema-validator";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { http } from "../gen/google/api/annotations_pb";
+import { FieldBehavior, field_behavior } from "../gen/google/api/field_behavior_pb";
+import { HttpRuleSchema } from "../gen/google/api/http_pb";
+import { protoComments } from "../gen/proto-comments";
+import { legacyRoutesOf } from "../src/legacy/http-rules";
+import { buildOpenApi } from "../src/legacy/openapi";
+import { SERVICES } from "../src/rpc/router";
+import { openApiDocument } from "../src/tools/openapi";
+import { authHeader, BOX, baseFixture, HEAD, USERS } from "./support/fixture";
+import { type Harness, legacy, startHarness } from "./support/harness";
+
+type Json = Record<string, any>;
+
+let h: Harness;
+let doc: Json;
+beforeAll(async () => {
+  const fixture = baseFixture();
+  const box = fixture.boxes[0] as Json;
+  box.employees[0].canDeleteRestoreDocuments = true;
+  box.employees[0].documentAccessLevel = "AllDocuments";
+  box.messages = [
+    { messageId: "m-1", isDeleted: true, documents: [{ documentId: "d-1", isDeleted: true }] },
+  ];
+  h = await startHarness(fixture);
+  const res = await legacy(h, { method: "GET", path: "/openapi.json" });
+  expect(res.status).toBe(200);
+  expect(res.headers["content-type"]).toBe("application/json; charset=utf-8");
+  doc = JSON.parse(res.text);
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const operations = () =>
+  Object.entries(doc.paths as Json).flatMap(([path, item]) =>
+    Object.entries(item as Json).map(([verb, op]) => ({ path, verb, op: op as Json })),
+  );
+
+describe("GET /openapi.json", () => {
+  it("validates against the OpenAPI 3.1 schema", async () => {
+    const validator = new Validator();
+    const result = await validator.validate(doc);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+    expect(validator.version).toBe("3.1");
+  });
+
+  it("is the document `npm run openapi` writes", () => {
+    expect(doc).toEqual(JSON.parse(JSON.stringify(openApiDocument())));
+  });
+
+  it("lists every legacy path with its verb", () => {
+    expect(
+      operations()
+        .map((o) => `${o.verb.toUpperCase()} ${o.path}`)
+        .sort(),
+    ).toEqual([
+      "GET /GetCounteragentsFromGroup",
+      "GET /GetSubscriptions",
+      "POST /Delete",
+      "POST /Restore",
+      "POST /UpdateSubscriptions",
+    ]);
+  });
+
+  it("query parameters: required ones, types, the limits of count", () => {
+    const list = doc.paths["/GetCounteragentsFromGroup"].get.parameters as Json[];
+    const byName = Object.fromEntries(list.map((p) => [p.name, p]));
+    expect(byName.boxId).toMatchObject({ in: "query", required: true, schema: { type: "string" } });
+    expect(byName.counteragentGroupId.required).toBe(true);
+    expect(byName.afterIndexKey.required).toBe(false);
+    expect(byName.count).toMatchObject({
+      required: false,
+      schema: { type: "integer", minimum: 1, maximum: 100, default: 100 },
+    });
+    const restore = Object.fromEntries(
+      (doc.paths["/Restore"].post.parameters as Json[]).map((p) => [p.name, p.required]),
+    );
+    expect(restore).toEqual({ boxId: true, messageId: true, documentId: false });
+  });
+
+  it("bodies and responses in both media types, legacy JSON names, IsSubscribed as a string enum", () => {
+    const update = doc.paths["/UpdateSubscriptions"].post;
+    expect(Object.keys(update.requestBody.content)).toEqual([
+      "application/json",
+      "application/x-protobuf",
+    ]);
+    expect(Object.keys(update.responses["200"].content)).toEqual([
+      "application/json",
+      "application/x-protobuf",
+    ]);
+    const subscription = doc.components.schemas["docflow.legacy.Subscription"];
+    expect(subscription.properties.IsSubscribed).toMatchObject({
+      type: "string",
+      enum: ["true", "false"],
+    });
+    expect(subscription.required).toEqual(["Id", "IsSubscribed"]);
+    const page = doc.components.schemas["docflow.legacy.CounteragentFromGroupResponse"];
+    expect(Object.keys(page.properties)).toEqual([
+      "CounteragentBoxId",
+      "TotalCount",
+      "AfterIndexKey",
+    ]);
+    expect(page.required).toEqual(["TotalCount"]);
+    expect(doc.paths["/Restore"].post.responses["200"].content).toBeUndefined();
+  });
+
+  it("every documented status per operation, with the X-Service-ErrorCode header", () => {
+    const statuses = (path: string, verb: string) => Object.keys(doc.paths[path][verb].responses);
+    expect(statuses("/Restore", "post")).toEqual([
+      "200",
+      "400",
+      "401",
+      "402",
+      "403",
+      "404",
+      "405",
+      "409",
+      "500",
+    ]);
+    expect(statuses("/Delete", "post")).toEqual([
+      "200",
+      "400",
+      "401",
+      "402",
+      "403",
+      "404",
+      "405",
+      "409",
+      "500",
+    ]);
+    expect(statuses("/GetCounteragentsFromGroup", "get")).toEqual([
+      "200",
+      "400",
+      "401",
+      "402",
+      "403",
+      "404",
+      "405",
+      "500",
+    ]);
+    expect(statuses("/UpdateSubscriptions", "post")).toEqual([
+      "200",
+      "400",
+      "401",
+      "402",
+      "403",
+      "404",
+      "405",
+      "500",
+    ]);
+    for (const { op } of operations()) {
+      for (const [status, response] of Object.entries(op.responses as Json)) {
+        expect(response.description, status).toMatch(/\w/);
+        if (status !== "200") {
+          expect(response.headers["X-Service-ErrorCode"]).toEqual({
+            $ref: "#/components/headers/X-Service-ErrorCode",
+          });
+        }
+      }
+    }
+    expect(doc.paths["/Restore"].post.responses["409"].description).toMatch(/Repeated restore/);
+  });
+
+  it("the ServiceAuth security scheme applies to every operation", () => {
+    expect(doc.components.securitySchemes.ServiceAuth).toMatchObject({
+      type: "apiKey",
+      in: "header",
+      name: "Authorization",
+    });
+    expect(doc.security).toEqual([{ ServiceAuth: [] }]);
+  });
+
+  it("descriptions come from the proto comments", () => {
+    expect(doc.paths["/Restore"].post.description).toBe(
+      protoComments["docflow.api.v1.DocumentService.Restore"],
+    );
+    expect(doc.paths["/Restore"].post.description).toMatch(/deletion mark/);
+  });
+});
+
+describe("every operation of the document, called as the document describes it", () => {
+  const samples: Record<string, string> = {
+    boxId: BOX,
+    userId: USERS.admin.userId,
+    messageId: "m-1",
+    counteragentGroupId: HEAD,
+  };
+  /** A minimal JSON value of a schema: required properties only, empty arrays. */
+  const minimal = (schema: Json): unknown => {
+    const target = schema.$ref
+      ? doc.components.schemas[String(schema.$ref).split("/").pop() ?? ""]
+      : schema;
+    if (target.type === "object") {
+      return Object.fromEntries(
+        (target.required ?? []).map((k: string) => [k, minimal(target.properties[k])]),
+      );
+    }
+    if (target.type === "array") return [];
+    if (target.enum) return target.enum[0];
+    return target.type === "integer" ? 1 : "x";
+  };
+
+  it("each one reaches the server and gets a documented status", async () => {
+    const seen: string[] = [];
+    for (const { path, verb, op } of operations()) {
+      const query = new URLSearchParams();
+      for (const p of op.parameters as Json[]) {
+        if (p.required) query.set(p.name, samples[p.name] ?? "x");
+        else if (p.schema.default !== undefined) query.set(p.name, String(p.schema.default));
+      }
+      const json = op.requestBody?.content["application/json"];
+      const res = await legacy(h, {
+        method: verb.toUpperCase(),
+        path: `${path}?${query}`,
+        headers: {
+          authorization: authHeader("admin"),
+          accept: "application/json",
+          ...(json ? { "content-type": "application/json" } : {}),
+        },
+        body: json ? JSON.stringify(minimal(json.schema)) : undefined,
+      });
+      expect(Object.keys(op.responses), `${verb} ${path}: ${res.status} ${res.text}`).toContain(
+        String(res.status),
+      );
+      seen.push(`${path} ${res.status}`);
+    }
+    expect(seen).toEqual(
+      expect.arrayContaining([
+        "/GetSubscriptions 200",
+        "/UpdateSubscriptions 200",
+        "/Restore 200",
+        "/Delete 200",
+        "/GetCounteragentsFromGroup 200",
+      ]),
+    );
+  });
+});
+
+describe("an RPC with an http rule appears in the document with no other code", () => {
+  it("a test-only service from a descriptor built here", () => {
+    const methodOptions = create(MethodOptionsSchema);
+    setExtension(
+      methodOptions,
+      http,
+      create(HttpRuleSchema, { pattern: { case: "get", value: "/Ping" } }),
+    );
+    const required = create(FieldOptionsSchema);
+    setExtension(required, field_behavior, [FieldBehavior.REQUIRED]);
+    const file = create(FileDescriptorProtoSchema, {
+      name: "test/extra.proto",
+      package: "test.extra.v1",
+      syntax: "proto3",
+      messageType: [
+        {
+          name: "PingRequest",
+          field: [
+            {
+              name: "box_id",
+              jsonName: "boxId",
+              number: 1,
+              type: FieldDescriptorProto_Type.STRING,
+              label: FieldDescriptorProto_Label.OPTIONAL,
+              options: required,
+            },
+            {
+              name: "echo",
+              jsonName: "echo",
+              number: 2,
+              type: FieldDescriptorProto_Type.STRING,
+              label: FieldDescriptorProto_Label.OPTIONAL,
+            },
+          ],
+        },
+        {
+          name: "PingResponse",
+          field: [
+            {
+              name: "Text",
+              jsonName: "Text",
+              number: 1,
+              type: FieldDescriptorProto_Type.STRING,
+              label: FieldDescriptorProto_Label.OPTIONAL,
+            },
+          ],
+        },
+      ],
+      service: [
+        {
+          name: "ExtraService",
+          method: [
+            {
+              name: "Ping",
+              inputType: ".test.extra.v1.PingRequest",
+              outputType: ".test.extra.v1.PingResponse",
+              options: methodOptions,
+            },
+          ],
+        },
+      ],
+    });
+    const extra = createFileRegistry(file, () => undefined).getService(
+      "test.extra.v1.ExtraService",
+    );
+    expect(extra).toBeDefined();
+    const methods = [...SERVICES.map(([s]) => s), ...(extra ? [extra] : [])].flatMap((service) =>
+      service.methods.map((method) => ({ service, method })),
+    );
+    const extended = buildOpenApi(legacyRoutesOf(methods), {
+      version: "test",
+      comments: { "test.extra.v1.ExtraService.Ping": "Answers pong." },
+    }) as Json;
+    expect(extended.paths["/Ping"].get).toMatchObject({
+      operationId: "Ping",
+      description: "Answers pong.",
+      parameters: [
+        { name: "boxId", required: true },
+        { name: "echo", required: false },
+      ],
+    });
+    expect(Object.keys(extended.paths["/Ping"].get.responses["200"].content)).toEqual([
+      "application/json",
+      "application/x-protobuf",
+    ]);
+    expect(Object.keys(extended.paths)).toHaveLength(6);
+  });
+});
