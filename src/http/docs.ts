@@ -35,6 +35,8 @@ const PAGE = `<!doctype html>
 `;
 
 // validatorUrl null: no call to the public validator; BaseLayout: no top bar.
+// The page asks for legacy JSON unless a media type was picked (the server's
+// default, for */* as for no Accept, is protobuf, which a browser cannot show).
 const INIT = `window.ui = SwaggerUIBundle({
   url: "/openapi.json",
   dom_id: "#swagger-ui",
@@ -43,6 +45,11 @@ const INIT = `window.ui = SwaggerUIBundle({
   layout: "BaseLayout",
   presets: [SwaggerUIBundle.presets.apis],
   tryItOutEnabled: true,
+  requestInterceptor: (request) => {
+    const accept = request.headers.Accept || request.headers.accept;
+    if (!accept || accept === "*/*") request.headers.Accept = "application/json";
+    return request;
+  },
 });
 `;
 

@@ -1,0 +1,93 @@
+/**
+ * /docs in a real browser (Debian's chromium driven by playwright-core): the
+ * page shows the operations, sends an authorized request that gets a 200, and
+ * nothing leaves the server's origin. Run by `npm run test:browser`.
+ */
+import { mkdir } from "node:fs/promises";
+import { type Browser, chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { authHeader, BOX, USERS } from "../support/fixture";
+import { type Harness, startHarness } from "../support/harness";
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+
+let h: Harness;
+let browser: Browser;
+beforeAll(async () => {
+  h = await startHarness();
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+    // playwright gives every launch a fresh, empty profile of its own.
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await h?.close();
+});
+
+describe("GET /docs in a browser", () => {
+  it("shows the operations and sends an authorized request; nothing leaves the origin", async () => {
+    const context = await browser.newContext({ viewport: { width: 1280, height: 1800 } });
+    const page = await context.newPage();
+    const requested: string[] = [];
+    page.on("request", (request) => requested.push(request.url()));
+
+    await page.goto(`${h.baseUrl}/docs`);
+    await page.waitForSelector(".opblock", { timeout: 30_000 });
+    for (const path of [
+      "/Restore",
+      "/Delete",
+      "/GetCounteragentsFromGroup",
+      "/GetSubscriptions",
+      "/UpdateSubscriptions",
+    ]) {
+      await expect(
+        page.locator(`.opblock-summary-path[data-path="${path}"]`).count(),
+      ).resolves.toBe(1);
+    }
+
+    // Authorize with the whole ServiceAuth header value.
+    await page.click("button.authorize");
+    await page.fill(".modal-ux input[type=text]", authHeader("admin"));
+    await page.click(".modal-ux button.modal-btn.authorize");
+    await page.click(".modal-ux button.btn-done");
+
+    // GetSubscriptions: fill the parameters, execute.
+    const op = page.locator("#operations-SubscriptionService-GetSubscriptions");
+    await op.locator(".opblock-summary").click();
+    const tryItOut = op.locator("button.try-out__btn");
+    if ((await tryItOut.count()) > 0 && (await tryItOut.innerText()).includes("Try it out")) {
+      await tryItOut.click();
+    }
+    await op.locator('tr[data-param-name="boxId"] input').fill(BOX);
+    await op.locator('tr[data-param-name="userId"] input').fill(USERS.clerk.userId);
+    await op.locator("button.execute").click();
+    const status = op.locator(".live-responses-table tr.response .response-col_status").first();
+    await status.waitFor({ timeout: 30_000 });
+    expect((await status.innerText()).trim()).toBe("200");
+    expect(await op.locator(".live-responses-table").innerText()).toContain(
+      '"IsSubscribed": "false"',
+    );
+
+    await mkdir("test-results", { recursive: true });
+    await page.screenshot({ path: "test-results/docs.png", fullPage: false });
+
+    expect(requested.length).toBeGreaterThan(3);
+    const foreign = requested.filter(
+      (url) => !url.startsWith(`${h.baseUrl}/`) && !url.startsWith("data:"),
+    );
+    expect(foreign).toEqual([]);
+    expect(requested).toContain(`${h.baseUrl}/openapi.json`);
+    await context.close();
+  });
+});
