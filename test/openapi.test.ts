@@ -20,6 +20,8 @@ import { openApiDocument } from "../src/tools/openapi";
 import { authHeader, BOX, baseFixture, HEAD, USERS } from "./support/fixture";
 import { type Harness, legacy, startHarness } from "./support/harness";
 
+// The document is plain JSON read back from the server; its shape is what the tests check.
+// biome-ignore lint/suspicious/noExplicitAny: walking arbitrary JSON
 type Json = Record<string, any>;
 
 let h: Harness;

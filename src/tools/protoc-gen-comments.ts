@@ -36,21 +36,21 @@ function commentsOf(file: FileDescriptorProto): Map<string, string> {
   const prefix = file.package === "" ? "" : `${file.package}.`;
   const walkEnum = (e: EnumDescriptorProto, scope: string, path: number[]) => {
     put(`${scope}${e.name}`, path);
-    e.value.forEach((v, i) => put(`${scope}${e.name}.${v.name}`, [...path, 2, i]));
+    for (const [i, v] of e.value.entries()) put(`${scope}${e.name}.${v.name}`, [...path, 2, i]);
   };
   const walkMessage = (m: DescriptorProto, scope: string, path: number[]) => {
     const name = `${scope}${m.name}`;
     put(name, path);
-    m.field.forEach((f, i) => put(`${name}.${f.name}`, [...path, 2, i]));
-    m.nestedType.forEach((n, i) => walkMessage(n, `${name}.`, [...path, 3, i]));
-    m.enumType.forEach((e, i) => walkEnum(e, `${name}.`, [...path, 4, i]));
+    for (const [i, f] of m.field.entries()) put(`${name}.${f.name}`, [...path, 2, i]);
+    for (const [i, n] of m.nestedType.entries()) walkMessage(n, `${name}.`, [...path, 3, i]);
+    for (const [i, e] of m.enumType.entries()) walkEnum(e, `${name}.`, [...path, 4, i]);
   };
-  file.messageType.forEach((m, i) => walkMessage(m, prefix, [4, i]));
-  file.enumType.forEach((e, i) => walkEnum(e, prefix, [5, i]));
-  file.service.forEach((s, i) => {
+  for (const [i, m] of file.messageType.entries()) walkMessage(m, prefix, [4, i]);
+  for (const [i, e] of file.enumType.entries()) walkEnum(e, prefix, [5, i]);
+  for (const [i, s] of file.service.entries()) {
     put(`${prefix}${s.name}`, [6, i]);
-    s.method.forEach((m, j) => put(`${prefix}${s.name}.${m.name}`, [6, i, 2, j]));
-  });
+    for (const [j, m] of s.method.entries()) put(`${prefix}${s.name}.${m.name}`, [6, i, 2, j]);
+  }
   return out;
 }
 
