@@ -1,22 +1,16 @@
 /** SPEC §5 authentication and the order of checks of SPEC §4, on every protocol. */
 import { create } from "@bufbuild/protobuf";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SubscriptionService } from "../gen/docflow/api/v1/subscriptions_pb";
 import { parseServiceAuth } from "../src/domain/auth";
 import { authHeader, BOX, DISABLED_KEY, ENDED_BOX, KEY, OTHER_BOX, USERS } from "./support/fixture";
-import { type Harness, legacy, startHarness } from "./support/harness";
+import { legacy, useHarness } from "./support/harness";
 import { call, PROTOCOLS } from "./support/protocols";
 
 const get = SubscriptionService.method.getSubscriptions;
 const req = (boxId: string, userId: string) => create(get.input, { boxId, userId });
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 describe("the ServiceAuth header is read leniently", () => {
   const token = USERS.admin.token;

@@ -1,6 +1,6 @@
 /** SPEC §6.2: GetCounteragentsFromGroup, keyset paging. */
 import { create, fromBinary, isFieldSet } from "@bufbuild/protobuf";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { CounteragentService } from "../gen/docflow/api/v1/counteragents_pb";
 import {
   type CounteragentFromGroupResponse,
@@ -8,7 +8,7 @@ import {
 } from "../gen/docflow/legacy/counteragents_pb";
 import { loadFixture } from "../src/fixtures/load";
 import { ENDED_BOX, HEAD, KEY, OTHER_BOX } from "./support/fixture";
-import { type Harness, legacy, startHarness } from "./support/harness";
+import { legacy, useHarness } from "./support/harness";
 import { call, expectOk, type Protocol } from "./support/protocols";
 
 const BOX = "b2000000-0000-4000-8000-000000000001";
@@ -93,13 +93,7 @@ function fixture() {
   };
 }
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness(fixture());
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness(fixture);
 
 const method = CounteragentService.method.getCounteragentsFromGroup;
 function list(

@@ -1,10 +1,10 @@
 /** SPEC §6.1: Delete and Restore of messages, templates and documents. */
 import { create } from "@bufbuild/protobuf";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { DocumentService } from "../gen/docflow/api/v1/documents_pb";
 import { loadFixture } from "../src/fixtures/load";
 import { ENDED_BOX, HEAD, KEY, OTHER_BOX } from "./support/fixture";
-import { type Harness, legacy, startHarness } from "./support/harness";
+import { legacy, useHarness } from "./support/harness";
 import { call, type Outcome, type Protocol } from "./support/protocols";
 
 const BOX = "b1000000-0000-4000-8000-000000000001";
@@ -147,13 +147,7 @@ function fixture() {
   };
 }
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness(fixture());
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness(fixture);
 beforeEach(async () => {
   await loadFixture(h.db, fixture());
 });

@@ -1,17 +1,11 @@
 /** SPEC §9 health checks: GET /healthz and grpc.health.v1, without credentials. */
 import { create } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Health, HealthCheckResponse_ServingStatus } from "../gen/grpc/health/v1/health_pb";
-import { callRpc, type Harness, legacy, startHarness } from "./support/harness";
+import { callRpc, legacy, useHarness } from "./support/harness";
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 describe("GET /healthz", () => {
   it("answers 200 {status: ok} while the database answers", async () => {

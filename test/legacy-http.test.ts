@@ -1,7 +1,7 @@
 /** SPEC §3: the legacy HTTP paths, as existing SDKs and plain HTTP clients use them. */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import {
   EmployeeSubscriptionsSchema,
   SubscriptionSchema,
@@ -9,15 +9,9 @@ import {
 } from "../gen/docflow/legacy/subscriptions_pb";
 import { loadFixture } from "../src/fixtures/load";
 import { authHeader, BOX, baseFixture, USERS } from "./support/fixture";
-import { type Harness, legacy, startHarness } from "./support/harness";
+import { legacy, useHarness } from "./support/harness";
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 beforeEach(async () => {
   await loadFixture(h.db, baseFixture());
 });

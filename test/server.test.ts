@@ -3,19 +3,13 @@ import http2 from "node:http2";
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { SubscriptionService } from "../gen/docflow/api/v1/subscriptions_pb";
 import { EmployeeSubscriptionsSchema } from "../gen/docflow/legacy/subscriptions_pb";
 import { authHeader, BOX, USERS } from "./support/fixture";
-import { type Harness, startHarness } from "./support/harness";
+import { useHarness } from "./support/harness";
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 
 const request = create(SubscriptionService.method.getSubscriptions.input, {
   boxId: BOX,

@@ -1,6 +1,6 @@
 /** SPEC §6.3: GetSubscriptions and UpdateSubscriptions, on every protocol. */
 import { create } from "@bufbuild/protobuf";
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { SubscriptionService } from "../gen/docflow/api/v1/subscriptions_pb";
 import {
   SubscriptionSchema,
@@ -16,7 +16,7 @@ import {
   UNKNOWN_BOX,
   USERS,
 } from "./support/fixture";
-import { type Harness, startHarness } from "./support/harness";
+import { useHarness } from "./support/harness";
 import { call, expectOk, PROTOCOLS } from "./support/protocols";
 import { callWithoutIsSubscribed } from "./support/raw";
 
@@ -51,13 +51,7 @@ const updateReq = (boxId: string, userId: string, changes: [string, boolean | un
 const asMap = (list: { Id: string; IsSubscribed: boolean }[]) =>
   Object.fromEntries(list.map((s) => [s.Id, s.IsSubscribed]));
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h?.close();
-});
+const h = useHarness();
 beforeEach(async () => {
   await loadFixture(h.db, baseFixture());
 });

@@ -7,6 +7,7 @@ import { type Client, Code, ConnectError, createClient } from "@connectrpc/conne
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import type { Db } from "mongodb";
+import { afterAll, beforeAll } from "vitest";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { StatusSchema } from "../../gen/google/rpc/status_pb";
 import { type App, createApp } from "../../src/app";
@@ -25,6 +26,45 @@ export interface Harness {
   readonly service: Service;
   readonly logs: string[];
   close(): Promise<void>;
+}
+
+/**
+ * Starts a harness before the file's tests and closes it after them; the
+ * returned object reads through to it.
+ */
+export function useHarness(fixture: () => unknown = baseFixture): Harness {
+  let current: Harness | undefined;
+  beforeAll(async () => {
+    current = await startHarness(fixture());
+  });
+  afterAll(async () => {
+    await current?.close();
+  });
+  const get = (): Harness => {
+    if (!current) throw new Error("the harness is not started yet");
+    return current;
+  };
+  return {
+    get baseUrl() {
+      return get().baseUrl;
+    },
+    get port() {
+      return get().port;
+    },
+    get db() {
+      return get().db;
+    },
+    get app() {
+      return get().app;
+    },
+    get service() {
+      return get().service;
+    },
+    get logs() {
+      return get().logs;
+    },
+    close: () => get().close(),
+  };
 }
 
 export async function startHarness(fixture: unknown = baseFixture()): Promise<Harness> {
