@@ -20,6 +20,14 @@ async function main(): Promise<void> {
     throw error;
   }
   const log = createLogger(config.logLevel);
+  // A signal during start-up (the embedded database may be starting) is kept
+  // and acted on once there is something to close, so no child process is left.
+  let early: string | undefined;
+  const remember = (signal: string) => {
+    early = signal;
+  };
+  process.once("SIGTERM", remember);
+  process.once("SIGINT", remember);
   const database = await openDatabase({ uri: config.mongodbUri, name: config.mongodbDatabase });
   if (database.mode === "embedded") {
     log.warn("embedded, in-memory database: nothing is kept when the service stops", {
@@ -60,8 +68,14 @@ async function main(): Promise<void> {
     log.info("stopped");
     process.exit(0);
   };
+  process.removeListener("SIGTERM", remember);
+  process.removeListener("SIGINT", remember);
   process.on("SIGTERM", () => void stop("SIGTERM"));
   process.on("SIGINT", () => void stop("SIGINT"));
+  if (early !== undefined) {
+    await stop(early);
+    return;
+  }
   const address = await service.listen(config.port, config.host);
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const baseUrl = `http://${host}:${address.port}`;

@@ -167,6 +167,30 @@ describe("graceful shutdown on SIGTERM", () => {
     expect(isAlive(pid)).toBe(false);
   });
 
+  it("a signal during start-up still stops the embedded database and exits 0", async () => {
+    const { MONGODB_URI: _, ...base } = process.env;
+    const child = spawn("node", ["--import", "tsx", "src/main.ts"], {
+      env: { ...base, PORT: "0" },
+      stdio: ["ignore", "pipe", "ignore"],
+    });
+    children.push(child);
+    const exited = new Promise<number | null>((resolve) =>
+      child.once("exit", (code) => resolve(code)),
+    );
+    // The database is up (its PID is logged) while the demo data is still loading.
+    const pid = await new Promise<number>((resolve) => {
+      let out = "";
+      child.stdout?.on("data", (c: Buffer) => {
+        out += c.toString();
+        const m = /"embeddedPid":(\d+)/.exec(out);
+        if (m) resolve(Number(m[1]));
+      });
+    });
+    child.kill("SIGTERM");
+    expect(await exited).toBe(0);
+    expect(isAlive(pid)).toBe(false);
+  });
+
   it("refuses new connections once stopping", async () => {
     const s = await start();
     s.child.kill("SIGTERM");
