@@ -1,9 +1,10 @@
 /** SPEC §9 health checks: GET /healthz and grpc.health.v1, without credentials. */
 import { create } from "@bufbuild/protobuf";
-import { Code } from "@connectrpc/connect";
+import { Code, createClient } from "@connectrpc/connect";
+import { createGrpcTransport } from "@connectrpc/connect-node";
 import { describe, expect, it } from "vitest";
 import { Health, HealthCheckResponse_ServingStatus } from "../gen/grpc/health/v1/health_pb";
-import { callRpc, legacy, useHarness } from "./support/harness";
+import { callRpc, legacy, startHarness, useHarness } from "./support/harness";
 
 const h = useHarness();
 
@@ -55,5 +56,24 @@ describe("grpc.health.v1.Health/Check", () => {
       create(Health.method.check.input, { service: "nope.Service" }),
     );
     expect(res).toMatchObject({ ok: false, code: Code.NotFound });
+  });
+});
+
+describe("grpc.health.v1.Health/Watch", () => {
+  it("answers at once, then says NOT_SERVING and ends when the server shuts down", async () => {
+    const own = await startHarness();
+    const client = createClient(Health, createGrpcTransport({ baseUrl: own.baseUrl }));
+    const seen: HealthCheckResponse_ServingStatus[] = [];
+    const watching = (async () => {
+      for await (const res of client.watch({ service: "" })) seen.push(res.status);
+    })();
+    while (seen.length === 0) await new Promise((r) => setTimeout(r, 10));
+    expect(seen).toEqual([HealthCheckResponse_ServingStatus.SERVING]);
+    await own.close();
+    await watching;
+    expect(seen).toEqual([
+      HealthCheckResponse_ServingStatus.SERVING,
+      HealthCheckResponse_ServingStatus.NOT_SERVING,
+    ]);
   });
 });

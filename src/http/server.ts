@@ -10,6 +10,7 @@ import http from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse, Http2Session } from "node:http2";
 import http2 from "node:http2";
 import net, { type AddressInfo, type Socket } from "node:net";
+import { createContextValues } from "@connectrpc/connect";
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import {
   universalRequestFromNodeRequest,
@@ -19,6 +20,7 @@ import { protoComments } from "../../gen/proto-comments";
 import type { App } from "../app";
 import { createLegacyBridge, type LegacyBridge, sendError } from "../legacy/bridge";
 import { buildOpenApi } from "../legacy/openapi";
+import { shutdownKey } from "../rpc/context";
 import { legacyError } from "../rpc/error-table";
 import { createRouter } from "../rpc/router";
 import { SERVICE_VERSION } from "../version";
@@ -51,6 +53,7 @@ export function createService(app: App, options: ServiceOptions): Service {
     buildOpenApi(bridge.routes, { version: SERVICE_VERSION, comments: protoComments }),
   );
   let stopping = false;
+  const shutdown = new AbortController();
   let inFlight = 0;
   let idle: (() => void) | undefined;
 
@@ -106,7 +109,8 @@ export function createService(app: App, options: ServiceOptions): Service {
     rpc: UniversalHandler | undefined,
   ) => {
     if (rpc) {
-      const uRes = await rpc(universalRequestFromNodeRequest(req, res, undefined, undefined));
+      const values = createContextValues().set(shutdownKey, shutdown.signal);
+      const uRes = await rpc(universalRequestFromNodeRequest(req, res, undefined, values));
       await universalResponseToNodeResponse(uRes, res);
       return;
     }
@@ -188,6 +192,7 @@ export function createService(app: App, options: ServiceOptions): Service {
     },
     async close() {
       stopping = true;
+      shutdown.abort();
       const closed = new Promise<void>((resolve) => tcp.close(() => resolve()));
       for (const session of sessions) session.close();
       for (const socket of sockets) {

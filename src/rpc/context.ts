@@ -8,6 +8,11 @@ export const callerKey = createContextKey<Caller | undefined>(undefined, {
   description: "caller",
 });
 
+/** Aborted when the server begins to shut down: long-lived streams end on it. */
+export const shutdownKey = createContextKey<AbortSignal>(new AbortController().signal, {
+  description: "shutdown",
+});
+
 export function appOf(ctx: HandlerContext): App {
   const app = ctx.values.get(appKey);
   if (!app) {

@@ -8,7 +8,7 @@ import {
   HealthCheckResponseSchema,
   HealthCheckResponse_ServingStatus as Status,
 } from "../../gen/grpc/health/v1/health_pb";
-import { appOf } from "./context";
+import { appOf, shutdownKey } from "./context";
 
 /** "" is the whole server; the others are our services. */
 const KNOWN_SERVICES: ReadonlySet<string> = new Set([
@@ -31,9 +31,17 @@ async function status(service: string, ctx: HandlerContext): Promise<HealthCheck
 export const healthService: ServiceImpl<typeof Health> = {
   check: (req, ctx) => status(req.service, ctx),
   async *watch(req, ctx) {
-    // One answer, then the stream stays open until the client or the server ends it.
+    // One answer, then the stream stays open until the client leaves or the server shuts down.
     yield await status(req.service, ctx);
-    await new Promise<void>((resolve) => ctx.signal.addEventListener("abort", () => resolve()));
+    const shutdown = ctx.values.get(shutdownKey);
+    await new Promise<void>((resolve) => {
+      if (ctx.signal.aborted || shutdown.aborted) return resolve();
+      ctx.signal.addEventListener("abort", () => resolve(), { once: true });
+      shutdown.addEventListener("abort", () => resolve(), { once: true });
+    });
+    if (shutdown.aborted) {
+      yield create(HealthCheckResponseSchema, { status: Status.NOT_SERVING });
+    }
   },
 };
 
