@@ -18,10 +18,10 @@ import {
 } from "@connectrpc/connect-node";
 import { protoComments } from "../../gen/proto-comments";
 import type { App } from "../app";
-import { createLegacyBridge, type LegacyBridge, sendError } from "../legacy/bridge";
+import { createLegacyBridge, type LegacyBridge, sendError, wantsJson } from "../legacy/bridge";
 import { buildOpenApi } from "../legacy/openapi";
 import { shutdownKey } from "../rpc/context";
-import { legacyError } from "../rpc/error-table";
+import { INTERNAL_MESSAGE, legacyError } from "../rpc/error-table";
 import { createRouter } from "../rpc/router";
 import { SERVICE_VERSION } from "../version";
 import { createDocsRoutes } from "./docs";
@@ -90,13 +90,13 @@ export function createService(app: App, options: ServiceOptions): Service {
       });
       if (inFlight === 0) idle?.();
     });
-    dispatch(req, res, rpc).catch((error: unknown) => {
+    dispatch(req, res, path, rpc).catch((error: unknown) => {
       app.log.error("request failed", {
         path,
         error: error instanceof Error ? error.name : String(error),
       });
       if (!res.headersSent) {
-        sendError(res, legacyError(500, "unexpected processing error"), false);
+        sendError(res, legacyError(500, INTERNAL_MESSAGE), false);
       } else {
         res.destroy();
       }
@@ -106,6 +106,7 @@ export function createService(app: App, options: ServiceOptions): Service {
   const dispatch = async (
     req: NodeRequest,
     res: NodeResponse,
+    path: string,
     rpc: UniversalHandler | undefined,
   ) => {
     if (rpc) {
@@ -114,21 +115,16 @@ export function createService(app: App, options: ServiceOptions): Service {
       await universalResponseToNodeResponse(uRes, res);
       return;
     }
-    const path = (req.url ?? "/").split("?", 1)[0];
     if (path === "/healthz") {
       await healthz(req, res);
       return;
     }
-    if (docs.handle(req, res, path ?? "/")) {
+    if (docs.handle(req, res, path)) {
       return;
     }
     if (!(await bridge.handle(req, res))) {
       req.resume();
-      sendError(
-        res,
-        legacyError(404, `no such path: ${path?.slice(0, 200)}`),
-        /application\/json/i.test(req.headers.accept ?? ""),
-      );
+      sendError(res, legacyError(404, `no such path: ${path.slice(0, 200)}`), wantsJson(req));
     }
   };
 

@@ -26,6 +26,11 @@ type NodeResponse = ServerResponse | Http2ServerResponse;
 export const PROTOBUF_CONTENT_TYPE = "application/x-protobuf";
 const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
 
+/** Legacy responses are JSON when Accept contains application/json, protobuf otherwise. */
+export function wantsJson(req: NodeRequest): boolean {
+  return /application\/json/i.test(req.headers.accept ?? "");
+}
+
 /** The request cannot be turned into a message: a 400 (or 413), but only after authentication. */
 class BadRequest extends Error {
   constructor(
@@ -59,7 +64,7 @@ export function createLegacyBridge(router: ConnectRouter, app: App): LegacyBridg
       if (!candidates) {
         return false;
       }
-      const wantsJson = /application\/json/i.test(req.headers.accept ?? "");
+      const json = wantsJson(req);
       const route = candidates.find((r) => r.verb === req.method);
       if (!route) {
         req.resume();
@@ -67,7 +72,7 @@ export function createLegacyBridge(router: ConnectRouter, app: App): LegacyBridg
         sendError(
           res,
           legacyError(405, `use ${candidates.map((r) => r.verb).join(" or ")} for ${url.pathname}`),
-          wantsJson,
+          json,
         );
         return true;
       }
@@ -92,9 +97,9 @@ export function createLegacyBridge(router: ConnectRouter, app: App): LegacyBridg
           headers,
           input,
         );
-        sendMessage(res, route.method.output, response.message, wantsJson);
+        sendMessage(res, route.method.output, response.message, json);
       } catch (error) {
-        sendError(res, toLegacyError(app, error, route), wantsJson);
+        sendError(res, toLegacyError(app, error, route), json);
       }
       return true;
     },
@@ -202,7 +207,7 @@ function sendMessage(
   res: NodeResponse,
   schema: DescMessage,
   message: Message,
-  wantsJson: boolean,
+  asJson: boolean,
 ): void {
   res.statusCode = 200;
   if (schema.fields.length === 0) {
@@ -211,10 +216,10 @@ function sendMessage(
     res.end();
     return;
   }
-  const body = wantsJson
+  const body = asJson
     ? Buffer.from(messageToLegacyJson(schema, message), "utf8")
     : Buffer.from(toBinary(schema, message));
-  res.setHeader("content-type", wantsJson ? JSON_CONTENT_TYPE : PROTOBUF_CONTENT_TYPE);
+  res.setHeader("content-type", asJson ? JSON_CONTENT_TYPE : PROTOBUF_CONTENT_TYPE);
   res.setHeader("content-length", String(body.length));
   res.end(body);
 }
@@ -233,8 +238,8 @@ const STATUS_TITLES: Readonly<Record<number, string>> = {
 };
 
 /** Errors as short text, or problem+json for JSON clients, with X-Service-ErrorCode. */
-export function sendError(res: NodeResponse, error: LegacyError, wantsJson: boolean): void {
-  const body = wantsJson
+export function sendError(res: NodeResponse, error: LegacyError, asJson: boolean): void {
+  const body = asJson
     ? JSON.stringify({
         type: "about:blank",
         title: STATUS_TITLES[error.status] ?? "Error",
@@ -246,10 +251,7 @@ export function sendError(res: NodeResponse, error: LegacyError, wantsJson: bool
   const bytes = Buffer.from(body, "utf8");
   res.statusCode = error.status;
   res.setHeader("x-service-errorcode", error.errorCode);
-  res.setHeader(
-    "content-type",
-    wantsJson ? "application/problem+json" : "text/plain; charset=utf-8",
-  );
+  res.setHeader("content-type", asJson ? "application/problem+json" : "text/plain; charset=utf-8");
   res.setHeader("content-length", String(bytes.length));
   res.end(bytes);
 }
