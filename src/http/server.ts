@@ -5,6 +5,7 @@
  * is main.ts's job.
  */
 
+import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import http from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse, Http2Session } from "node:http2";
@@ -29,6 +30,7 @@ import { createDocsRoutes } from "./docs";
 type NodeRequest = IncomingMessage | Http2ServerRequest;
 type NodeResponse = ServerResponse | Http2ServerResponse;
 
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
 export interface ServiceOptions {
@@ -66,6 +68,10 @@ export function createService(app: App, options: ServiceOptions): Service {
       : path === "/healthz" || path === "/openapi.json" || path.startsWith("/docs")
         ? "http"
         : "legacy";
+    // A caller's X-Request-Id (if sane) or a fresh one: echoed back and logged, to tie the two together.
+    const given = req.headers["x-request-id"];
+    const requestId = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+    res.setHeader("x-request-id", requestId);
     inFlight++;
     const h1Socket = req.httpVersionMajor === 1 ? (req.socket as Socket) : undefined;
     if (h1Socket) {
@@ -81,6 +87,7 @@ export function createService(app: App, options: ServiceOptions): Service {
         if (stopping && left === 0) h1Socket.end();
       }
       app.log.info("request", {
+        requestId,
         method: req.method,
         path,
         protocol,
