@@ -23,7 +23,7 @@ import { QueryError, queryFields, readQuery } from "./query";
 type NodeRequest = IncomingMessage | Http2ServerRequest;
 type NodeResponse = ServerResponse | Http2ServerResponse;
 
-export const PROTOBUF_CONTENT_TYPE = "application/x-protobuf";
+const PROTOBUF_CONTENT_TYPE = "application/x-protobuf";
 const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
 
 /** Legacy responses are JSON when Accept contains application/json, protobuf otherwise. */
