@@ -8,24 +8,32 @@ import { createCounteragentStore } from "./storage/counteragent-store";
 import { createCredentialStore } from "./storage/credential-store";
 import type { Database } from "./storage/database";
 import { createEmployeeStore } from "./storage/employee-store";
+import { guardStore } from "./storage/errors";
 import { createMessageStore } from "./storage/message-store";
 
 export interface App extends DeletionMarkDeps, CounteragentDeps {
   readonly credentials: CredentialStore;
   readonly log: Logger;
-  /** True when the database answers. */
+  /** True when the database answers within the health timeout. */
   readonly healthy: () => Promise<boolean>;
 }
 
-export function createApp(database: Database, log: Logger, now: Clock = () => new Date()): App {
+export interface AppOptions {
+  /** How long a health check waits for the database. */
+  readonly healthTimeoutMs: number;
+  readonly now?: Clock;
+}
+
+export function createApp(database: Database, log: Logger, options: AppOptions): App {
+  const { db } = database;
   return {
-    credentials: createCredentialStore(database.db),
-    boxes: createBoxStore(database.db),
-    employees: createEmployeeStore(database.db),
-    messages: createMessageStore(database.db),
-    counteragents: createCounteragentStore(database.db),
-    now,
+    credentials: guardStore(createCredentialStore(db)),
+    boxes: guardStore(createBoxStore(db)),
+    employees: guardStore(createEmployeeStore(db)),
+    messages: guardStore(createMessageStore(db)),
+    counteragents: guardStore(createCounteragentStore(db)),
+    now: options.now ?? (() => new Date()),
     log,
-    healthy: () => database.ping(),
+    healthy: () => database.ping(options.healthTimeoutMs),
   };
 }

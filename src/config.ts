@@ -2,6 +2,40 @@
 import { existsSync } from "node:fs";
 import { LOG_LEVELS, type LogLevel } from "./log";
 
+/** Limits that protect the service from slow, idle and stuck peers (SPEC §9, README "Timeouts"). */
+export interface Timeouts {
+  /** A new connection must send its first byte within this time. */
+  readonly firstByteMs: number;
+  /** HTTP/1.1: the request line and headers must arrive within this time. */
+  readonly headersMs: number;
+  /** The whole request, body included, must arrive within this time (HTTP/1.1 and h2c). */
+  readonly requestMs: number;
+  /** HTTP/1.1: an idle keep-alive connection is closed after this time. */
+  readonly keepAliveMs: number;
+  /** h2c: a session with no open stream is closed (GOAWAY) after this time. */
+  readonly h2IdleMs: number;
+  /** Default deadline of every call; a gRPC/Connect client deadline can only lower it. */
+  readonly callDeadlineMs: number;
+  /** Longest time one MongoDB operation may take (the driver's timeoutMS). */
+  readonly databaseMs: number;
+  /** /healthz and grpc health give up on the database after this time. */
+  readonly healthMs: number;
+  /** How long in-flight calls may take to finish once shutdown starts. */
+  readonly shutdownMs: number;
+}
+
+export const DEFAULT_TIMEOUTS: Timeouts = Object.freeze({
+  firstByteMs: 10_000,
+  headersMs: 20_000,
+  requestMs: 60_000,
+  keepAliveMs: 65_000,
+  h2IdleMs: 65_000,
+  callDeadlineMs: 10_000,
+  databaseMs: 5_000,
+  healthMs: 1_000,
+  shutdownMs: 10_000,
+});
+
 export interface Config {
   readonly port: number;
   readonly host: string;
@@ -10,7 +44,7 @@ export interface Config {
   readonly mongodbDatabase: string;
   readonly seedFile: string | undefined;
   readonly logLevel: LogLevel;
-  readonly shutdownTimeoutMs: number;
+  readonly timeouts: Timeouts;
 }
 
 export class ConfigError extends Error {
@@ -19,6 +53,19 @@ export class ConfigError extends Error {
     super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join("\n")}`);
   }
 }
+
+/** Environment variable of each timeout, and its bounds. */
+const TIMEOUT_VARIABLES: Readonly<Record<keyof Timeouts, [string, number, number]>> = {
+  firstByteMs: ["FIRST_BYTE_TIMEOUT_MS", 1, 600_000],
+  headersMs: ["HEADERS_TIMEOUT_MS", 1, 600_000],
+  requestMs: ["REQUEST_TIMEOUT_MS", 1, 3_600_000],
+  keepAliveMs: ["KEEP_ALIVE_TIMEOUT_MS", 1, 3_600_000],
+  h2IdleMs: ["H2_IDLE_TIMEOUT_MS", 1, 3_600_000],
+  callDeadlineMs: ["CALL_DEADLINE_MS", 1, 600_000],
+  databaseMs: ["MONGODB_TIMEOUT_MS", 1, 600_000],
+  healthMs: ["HEALTH_TIMEOUT_MS", 1, 60_000],
+  shutdownMs: ["SHUTDOWN_TIMEOUT_MS", 0, 600_000],
+};
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const problems: string[] = [];
@@ -55,7 +102,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (!LOG_LEVELS.includes(logLevel)) {
     problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
   }
-  const shutdownTimeoutMs = integer("SHUTDOWN_TIMEOUT_MS", 10_000, 0, 600_000);
+  const timeouts = { ...DEFAULT_TIMEOUTS };
+  for (const [key, [name, min, max]] of Object.entries(TIMEOUT_VARIABLES)) {
+    const k = key as keyof Timeouts;
+    timeouts[k] = integer(name, DEFAULT_TIMEOUTS[k], min, max);
+  }
+  // Node refuses a headers timeout above the request timeout.
+  if (timeouts.headersMs > timeouts.requestMs) {
+    problems.push("HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS");
+  }
   if (problems.length > 0) {
     throw new ConfigError(problems);
   }
@@ -66,6 +121,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mongodbDatabase,
     seedFile,
     logLevel,
-    shutdownTimeoutMs,
+    timeouts: Object.freeze(timeouts),
   });
 }

@@ -28,7 +28,11 @@ async function main(): Promise<void> {
   };
   process.once("SIGTERM", remember);
   process.once("SIGINT", remember);
-  const database = await openDatabase({ uri: config.mongodbUri, name: config.mongodbDatabase });
+  const database = await openDatabase({
+    uri: config.mongodbUri,
+    name: config.mongodbDatabase,
+    operationTimeoutMs: config.timeouts.databaseMs,
+  });
   if (database.mode === "embedded") {
     log.warn("embedded, in-memory database: nothing is kept when the service stops", {
       database: database.address,
@@ -52,8 +56,8 @@ async function main(): Promise<void> {
     throw error;
   }
 
-  const app = createApp(database, log);
-  const service = createService(app, { shutdownTimeoutMs: config.shutdownTimeoutMs });
+  const app = createApp(database, log, { healthTimeoutMs: config.timeouts.healthMs });
+  const service = createService(app, config.timeouts);
   // Signals are handled from before the first connection can arrive.
   let stopping = false;
   const stop = async (signal: string) => {

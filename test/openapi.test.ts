@@ -15,7 +15,7 @@ import { HttpRuleSchema } from "../gen/google/api/http_pb";
 import { protoComments } from "../gen/proto-comments";
 import { legacyRoutesOf } from "../src/legacy/http-rules";
 import { buildOpenApi } from "../src/legacy/openapi";
-import { SERVICES } from "../src/rpc/router";
+import { servedMethods } from "../src/rpc/router";
 import { openApiDocument } from "../src/tools/openapi";
 import { authHeader, BOX, baseFixture, HEAD, USERS } from "./support/fixture";
 import { type Harness, legacy, startHarness } from "./support/harness";
@@ -281,9 +281,7 @@ describe("an RPC with an http rule appears in the document with no other code", 
       "test.extra.v1.ExtraService",
     );
     expect(extra).toBeDefined();
-    const methods = [...SERVICES.map(([s]) => s), ...(extra ? [extra] : [])].flatMap((service) =>
-      service.methods.map((method) => ({ service, method })),
-    );
+    const methods = [...servedMethods(), ...(extra?.methods ?? [])];
     const extended = buildOpenApi(legacyRoutesOf(methods), {
       version: "test",
       comments: { "test.extra.v1.ExtraService.Ping": "Answers pong." },

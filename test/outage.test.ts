@@ -10,7 +10,7 @@ import { createLogger } from "../src/log";
 import { openDatabase } from "../src/storage/database";
 import { startTestDatabase, type TestDatabase } from "./support/database";
 import { authHeader, BOX, baseFixture, USERS } from "./support/fixture";
-import { callRpc, type Harness, legacy } from "./support/harness";
+import { callRpc, type Harness, legacy, TEST_TIMEOUTS } from "./support/harness";
 
 let h: Harness;
 let testDb: TestDatabase;
@@ -18,13 +18,18 @@ const logs: string[] = [];
 
 beforeAll(async () => {
   testDb = await startTestDatabase();
-  const database = await openDatabase({ uri: testDb.uri, name: testDb.name });
+  const database = await openDatabase({
+    uri: testDb.uri,
+    name: testDb.name,
+    operationTimeoutMs: 2_000,
+  });
   await loadFixture(database.db, baseFixture());
   const app = createApp(
     database,
     createLogger("info", (l) => logs.push(l)),
+    { healthTimeoutMs: 1_000 },
   );
-  const service = createService(app, { shutdownTimeoutMs: 1000 });
+  const service = createService(app, { ...TEST_TIMEOUTS, shutdownMs: 1_000 });
   const { port } = await service.listen(0, "127.0.0.1");
   // The database goes away while the service runs.
   await database.close();

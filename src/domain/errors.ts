@@ -9,6 +9,8 @@ export const ErrorKind = {
   PermissionDenied: "PermissionDenied",
   NotFound: "NotFound",
   Conflict: "Conflict",
+  /** The database did not answer (outage, stall, failover): nothing is known to have changed. */
+  Unavailable: "Unavailable",
 } as const;
 export type ErrorKind = (typeof ErrorKind)[keyof typeof ErrorKind];
 
@@ -20,8 +22,9 @@ export class DomainError extends Error {
     /** Machine-readable code, sent as X-Service-ErrorCode (e.g. `Restore.AlreadyRestored`). */
     readonly errorCode: string,
     message: string,
+    options?: { readonly cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
   }
 }
 
@@ -41,3 +44,13 @@ export const notFound = (message: string, errorCode: string) =>
   new DomainError(ErrorKind.NotFound, errorCode, message);
 export const conflict = (message: string, errorCode: string) =>
   new DomainError(ErrorKind.Conflict, errorCode, message);
+/** Raised by the storage boundary; `cause` keeps the driver error for the log only. */
+export const storageUnavailable = (cause: unknown) =>
+  new DomainError(
+    ErrorKind.Unavailable,
+    "Http.InternalServerError",
+    "the database is unavailable",
+    {
+      cause,
+    },
+  );

@@ -3,13 +3,10 @@
  * served from node_modules: the page loads nothing from outside the server).
  */
 import { createReadStream } from "node:fs";
-import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-
-type NodeRequest = IncomingMessage | Http2ServerRequest;
-type NodeResponse = ServerResponse | Http2ServerResponse;
+import { legacyError } from "../rpc/error-table";
+import { type NodeRequest, type NodeResponse, sendError } from "./responder";
 
 const ASSETS: Readonly<Record<string, string>> = {
   "swagger-ui.css": "text/css; charset=utf-8",
@@ -54,8 +51,10 @@ const INIT = `window.ui = SwaggerUIBundle({
 `;
 
 export interface DocsRoutes {
-  /** True when the request was for the document or the page. */
-  handle(req: NodeRequest, res: NodeResponse, path: string): boolean;
+  /** The declared route a path belongs to (`/openapi.json`, `/docs`, `/docs/{file}`), if any. */
+  route(path: string): string | undefined;
+  /** Answers a request on one of those routes. */
+  handle(req: NodeRequest, res: NodeResponse, path: string): void;
 }
 
 export function createDocsRoutes(openApi: object): DocsRoutes {
@@ -68,19 +67,17 @@ export function createDocsRoutes(openApi: object): DocsRoutes {
     res.end(body);
   };
   return {
+    route(path) {
+      if (path === "/openapi.json" || path === "/docs") return path;
+      return path.startsWith("/docs/") ? "/docs/{file}" : undefined;
+    },
     handle(req, res, path) {
-      const isDocs =
-        path === "/openapi.json" ||
-        path === "/docs" ||
-        path === "/docs/" ||
-        path.startsWith("/docs/");
-      if (!isDocs) return false;
       req.resume();
       if (req.method !== "GET" && req.method !== "HEAD") {
-        res.statusCode = 405;
-        res.setHeader("allow", "GET, HEAD");
-        res.end();
-        return true;
+        sendError(req, res, legacyError(405, `use GET for ${path.slice(0, 200)}`), {
+          allow: "GET, HEAD",
+        });
+        return;
       }
       if (path === "/openapi.json") {
         send(res, "application/json; charset=utf-8", document);
@@ -92,10 +89,8 @@ export function createDocsRoutes(openApi: object): DocsRoutes {
         const name = path.slice("/docs/".length);
         const type = ASSETS[name];
         if (!type) {
-          res.statusCode = 404;
-          res.setHeader("content-type", "text/plain; charset=utf-8");
-          res.end("not found");
-          return true;
+          sendError(req, res, legacyError(404, `no such file: ${name.slice(0, 200)}`));
+          return;
         }
         res.statusCode = 200;
         res.setHeader("content-type", type);
@@ -104,7 +99,6 @@ export function createDocsRoutes(openApi: object): DocsRoutes {
           .on("error", () => res.destroy())
           .pipe(res as NodeJS.WritableStream);
       }
-      return true;
     },
   };
 }

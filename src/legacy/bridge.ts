@@ -1,166 +1,165 @@
 /**
  * The legacy HTTP bridge (SPEC §3): a request on a legacy path becomes the
- * request message of its RPC and is sent, in process, through the same
- * Connect router — so the same interceptors (auth, errors) and handlers
- * serve it. The answer is turned back into legacy protobuf or JSON.
+ * request message of its RPC and runs, in process, through the very same
+ * interceptors and handler as on Connect and gRPC (connect-es's own
+ * `invokeUnaryImplementation`, the function its router calls) — with no
+ * encoding to protobuf and back in between. The answer is written as legacy
+ * protobuf or JSON.
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 import { create, type DescMessage, fromBinary, type Message, toBinary } from "@bufbuild/protobuf";
-import { ConnectError, type ConnectRouter, type Transport } from "@connectrpc/connect";
-import { createUniversalHandlerClient } from "@connectrpc/connect/protocol";
-import { createTransport } from "@connectrpc/connect/protocol-connect";
-import type { App } from "../app";
-import { authenticate } from "../domain/auth";
-import { connectToLegacyError, type LegacyError, legacyError } from "../rpc/error-table";
-import { toConnectError } from "../rpc/interceptors";
-import { findMissingRequiredField } from "../rpc/required-fields";
-import { MAX_REQUEST_BYTES } from "../rpc/router";
+import {
+  Code,
+  ConnectError,
+  type ContextValues,
+  createHandlerContext,
+  type Interceptor,
+} from "@connectrpc/connect";
+import { invokeUnaryImplementation } from "@connectrpc/connect/protocol";
+import { invalidArgument } from "../domain/errors";
+import type { NodeRequest, NodeResponse } from "../http/responder";
+import { sendError, wantsJson } from "../http/responder";
+import { connectToLegacyError, legacyError } from "../rpc/error-table";
+import { MAX_REQUEST_BYTES, type Pipeline, type UnarySpec } from "../rpc/router";
 import { type LegacyRoute, legacyRoutesOf } from "./http-rules";
 import { LegacyJsonError, legacyJsonToMessage, messageToLegacyJson } from "./legacy-json";
-import { QueryError, queryFields, readQuery } from "./query";
-
-type NodeRequest = IncomingMessage | Http2ServerRequest;
-type NodeResponse = ServerResponse | Http2ServerResponse;
+import { QueryError, readQuery } from "./query";
 
 const PROTOBUF_CONTENT_TYPE = "application/x-protobuf";
 const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
+const JSON_BODY = /^application\/json\s*(;|$)/i;
 
-/** Legacy responses are JSON when Accept contains application/json, protobuf otherwise. */
-export function wantsJson(req: NodeRequest): boolean {
-  return /application\/json/i.test(req.headers.accept ?? "");
-}
+/** Request headers the pipeline reads; nothing else is copied. */
+const FORWARDED_HEADERS = ["authorization"] as const;
 
-/** The request cannot be turned into a message: a 400 (or 413), but only after authentication. */
-class BadRequest extends Error {
-  constructor(
-    message: string,
-    readonly status = 400,
-  ) {
-    super(message);
-  }
+interface BoundRoute extends LegacyRoute {
+  readonly spec: UnarySpec;
 }
 
 export interface LegacyBridge {
   readonly routes: readonly LegacyRoute[];
-  /** Answers a request on a legacy path; false when no legacy path matches. */
-  handle(req: NodeRequest, res: NodeResponse): Promise<boolean>;
+  /** The routes of a path (case-insensitive, like the original API); undefined when none. */
+  match(path: string): readonly LegacyRoute[] | undefined;
+  /** Answers a request on one of `match(path)`'s routes. */
+  handle(
+    req: NodeRequest,
+    res: NodeResponse,
+    candidates: readonly LegacyRoute[],
+    query: string,
+    values: ContextValues,
+  ): Promise<void>;
 }
 
-export function createLegacyBridge(router: ConnectRouter, app: App): LegacyBridge {
-  const routes = legacyRoutesOf(router.handlers);
-  const byPath = new Map<string, LegacyRoute[]>();
+export function createLegacyBridge(pipeline: Pipeline): LegacyBridge {
+  const routes: BoundRoute[] = legacyRoutesOf(pipeline.handlers.map((h) => h.method)).map(
+    (route) => {
+      const spec = pipeline.unary(route.method);
+      if (!spec) throw new Error(`${route.method.name}: no unary implementation`);
+      return { ...route, spec };
+    },
+  );
+  const byPath = new Map<string, BoundRoute[]>();
   for (const route of routes) {
     const key = route.path.toLowerCase();
     byPath.set(key, [...(byPath.get(key) ?? []), route]);
   }
-  const transport = createInProcessTransport(router);
+  const interceptors = pipeline.interceptors;
 
   return {
     routes,
-    async handle(req, res) {
-      const url = new URL(req.url ?? "/", "http://legacy");
-      const candidates = byPath.get(url.pathname.toLowerCase());
-      if (!candidates) {
-        return false;
-      }
-      const json = wantsJson(req);
-      const route = candidates.find((r) => r.verb === req.method);
+    match: (path) => byPath.get(path.toLowerCase()),
+    async handle(req, res, candidates, query, values) {
+      const route = candidates.find((r) => r.verb === req.method) as BoundRoute | undefined;
       if (!route) {
-        req.resume();
-        res.setHeader("allow", candidates.map((r) => r.verb).join(", "));
-        sendError(
-          res,
-          legacyError(405, `use ${candidates.map((r) => r.verb).join(" or ")} for ${url.pathname}`),
-          json,
-        );
-        return true;
+        const allow = candidates.map((r) => r.verb).join(", ");
+        sendError(req, res, legacyError(405, `use ${allow} for ${candidates[0]?.path}`), {
+          allow,
+        });
+        return;
       }
       const abort = new AbortController();
-      res.on("close", () => abort.abort());
+      res.once("close", () => {
+        if (!res.writableFinished) abort.abort();
+      });
       try {
-        const input = await decodeRequest(route, req, url).catch(async (error: unknown) => {
-          // The order of checks puts 401 before 400: authenticate before reporting bad input.
-          if (error instanceof BadRequest) {
-            await authenticate(req.headers.authorization, app.credentials, app.now);
-          }
-          throw error;
-        });
-        const headers = new Headers();
-        if (req.headers.authorization !== undefined) {
-          headers.set("authorization", req.headers.authorization);
-        }
-        const response = await transport.unary(
-          route.method,
-          abort.signal,
-          undefined,
-          headers,
-          input,
-        );
-        sendMessage(res, route.method.output, response.message, json);
+        const output = await invoke(route, req, query, values, interceptors, abort.signal);
+        sendMessage(res, route.method.output, output, wantsJson(req));
       } catch (error) {
-        sendError(res, toLegacyError(app, error, route), json);
+        sendError(req, res, connectToLegacyError(ConnectError.from(error)));
       }
-      return true;
     },
   };
 }
 
-/** A Connect client of the router's own handlers, with no network in between. */
-function createInProcessTransport(router: ConnectRouter): Transport {
-  return createTransport({
-    httpClient: createUniversalHandlerClient(router.handlers),
-    baseUrl: "http://in-process",
-    useBinaryFormat: true,
-    interceptors: [],
-    acceptCompression: [],
-    sendCompression: null,
-    compressMinBytes: Number.MAX_SAFE_INTEGER,
-    readMaxBytes: Number.MAX_SAFE_INTEGER,
-    writeMaxBytes: Number.MAX_SAFE_INTEGER,
+/**
+ * Runs the call through the pipeline. A request that cannot be decoded still
+ * runs the interceptors, with an implementation that reports why: so a bad
+ * request without valid credentials is a 401, as the order of checks says.
+ */
+async function invoke(
+  route: BoundRoute,
+  req: NodeRequest,
+  query: string,
+  values: ContextValues,
+  interceptors: readonly Interceptor[],
+  signal: AbortSignal,
+): Promise<Message> {
+  let spec = route.spec;
+  let input: Message;
+  try {
+    input = await decodeRequest(route, req, query);
+  } catch (error) {
+    spec = { ...spec, impl: () => Promise.reject(error) };
+    input = create(route.method.input);
+  }
+  const requestHeader = new Headers();
+  for (const name of FORWARDED_HEADERS) {
+    const value = req.headers[name];
+    if (typeof value === "string") requestHeader.set(name, value);
+  }
+  const context = createHandlerContext({
+    service: route.method.parent,
+    method: route.method,
+    protocolName: "legacy",
+    requestMethod: req.method ?? "GET",
+    url: route.path,
+    requestHeader,
+    requestSignal: signal,
+    contextValues: values,
   });
+  return invokeUnaryImplementation(spec, context, input, interceptors as Interceptor[]);
 }
 
-async function decodeRequest(route: LegacyRoute, req: NodeRequest, url: URL): Promise<Message> {
+async function decodeRequest(
+  route: LegacyRoute,
+  req: NodeRequest,
+  query: string,
+): Promise<Message> {
   const schema = route.method.input;
   let fields: Record<string, unknown>;
   try {
-    fields = readQuery(url.searchParams, queryFields(schema, route.body));
+    fields = readQuery(new URLSearchParams(query), route.queryFields);
   } catch (error) {
-    throw error instanceof QueryError ? new BadRequest(error.message) : error;
+    throw error instanceof QueryError ? invalidArgument(error.message) : error;
   }
   if (route.body === "") {
     req.resume();
     return create(schema, fields);
   }
   const body = await readBody(req);
-  const isJson = /^application\/json\s*(;|$)/i.test(req.headers["content-type"] ?? "");
-  const bodySchema = route.body === "*" ? schema : bodyFieldSchema(schema, route.body);
+  const isJson = JSON_BODY.test(req.headers["content-type"] ?? "");
+  const bodySchema = route.bodyField?.message ?? schema;
   const bodyMessage = isJson ? decodeJson(bodySchema, body) : decodeBinary(bodySchema, body);
-  const missing = findMissingRequiredField(bodySchema, bodyMessage);
-  if (missing) {
-    throw new BadRequest(`${missing} is required`);
-  }
-  if (route.body === "*") {
+  if (!route.bodyField) {
     return Object.assign(bodyMessage, fields);
   }
-  const field = schema.fields.find((f) => f.name === route.body);
-  return create(schema, { ...fields, [field?.localName ?? route.body]: bodyMessage });
-}
-
-function bodyFieldSchema(schema: DescMessage, name: string): DescMessage {
-  const field = schema.fields.find((f) => f.name === name);
-  if (field?.fieldKind !== "message") {
-    throw new Error(`${schema.typeName}.${name} is not a message field`);
-  }
-  return field.message;
+  return create(schema, { ...fields, [route.bodyField.localName]: bodyMessage });
 }
 
 function decodeJson(schema: DescMessage, body: Uint8Array): Message {
   try {
     return legacyJsonToMessage(schema, new TextDecoder("utf-8", { fatal: true }).decode(body));
   } catch (error) {
-    throw new BadRequest(
+    throw invalidArgument(
       error instanceof LegacyJsonError ? error.message : "the request body is not valid UTF-8",
     );
   }
@@ -170,37 +169,38 @@ function decodeBinary(schema: DescMessage, body: Uint8Array): Message {
   try {
     return fromBinary(schema, body);
   } catch {
-    throw new BadRequest(`the request body is not a valid protobuf ${schema.name}`);
+    throw invalidArgument(`the request body is not a valid protobuf ${schema.name}`);
   }
 }
 
-async function readBody(req: NodeRequest): Promise<Uint8Array> {
+const tooLarge = () =>
+  new ConnectError(
+    `the request body is larger than ${MAX_REQUEST_BYTES} bytes`,
+    Code.ResourceExhausted,
+  );
+
+/** The whole body, at most MAX_REQUEST_BYTES; past that the rest is drained and dropped. */
+function readBody(req: NodeRequest): Promise<Uint8Array> {
   const declared = Number(req.headers["content-length"] ?? 0);
   if (declared > MAX_REQUEST_BYTES) {
     req.resume();
-    throw new BadRequest(`the request body is larger than ${MAX_REQUEST_BYTES} bytes`, 413);
+    return Promise.reject(tooLarge());
   }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req) {
-    const buffer = chunk as Buffer;
-    size += buffer.length;
-    if (size > MAX_REQUEST_BYTES) {
-      throw new BadRequest(`the request body is larger than ${MAX_REQUEST_BYTES} bytes`, 413);
-    }
-    chunks.push(buffer);
-  }
-  return Buffer.concat(chunks);
-}
-
-function toLegacyError(app: App, error: unknown, route: LegacyRoute): LegacyError {
-  if (error instanceof BadRequest) {
-    return legacyError(error.status, error.message);
-  }
-  if (error instanceof ConnectError) {
-    return connectToLegacyError(error);
-  }
-  return connectToLegacyError(toConnectError(app, error, route.method.name));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= MAX_REQUEST_BYTES) chunks.push(chunk);
+    });
+    req.once("end", () => {
+      if (size > MAX_REQUEST_BYTES) reject(tooLarge());
+      else resolve(Buffer.concat(chunks));
+    });
+    req.once("close", () => {
+      if (!req.complete) reject(new ConnectError("the client closed the request", Code.Canceled));
+    });
+  });
 }
 
 function sendMessage(
@@ -218,40 +218,8 @@ function sendMessage(
   }
   const body = asJson
     ? Buffer.from(messageToLegacyJson(schema, message), "utf8")
-    : Buffer.from(toBinary(schema, message));
+    : toBinary(schema, message);
   res.setHeader("content-type", asJson ? JSON_CONTENT_TYPE : PROTOBUF_CONTENT_TYPE);
   res.setHeader("content-length", String(body.length));
   res.end(body);
-}
-
-const STATUS_TITLES: Readonly<Record<number, string>> = {
-  400: "Bad Request",
-  401: "Unauthorized",
-  402: "Payment Required",
-  403: "Forbidden",
-  404: "Not Found",
-  405: "Method Not Allowed",
-  409: "Conflict",
-  413: "Content Too Large",
-  500: "Internal Server Error",
-  501: "Not Implemented",
-};
-
-/** Errors as short text, or problem+json for JSON clients, with X-Service-ErrorCode. */
-export function sendError(res: NodeResponse, error: LegacyError, asJson: boolean): void {
-  const body = asJson
-    ? JSON.stringify({
-        type: "about:blank",
-        title: STATUS_TITLES[error.status] ?? "Error",
-        status: error.status,
-        detail: error.message,
-        errorCode: error.errorCode,
-      })
-    : error.message;
-  const bytes = Buffer.from(body, "utf8");
-  res.statusCode = error.status;
-  res.setHeader("x-service-errorcode", error.errorCode);
-  res.setHeader("content-type", asJson ? "application/problem+json" : "text/plain; charset=utf-8");
-  res.setHeader("content-length", String(bytes.length));
-  res.end(bytes);
 }

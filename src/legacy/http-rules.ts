@@ -1,65 +1,69 @@
 /**
  * The legacy HTTP paths, read from the `google.api.http` rules of the
- * registered RPCs: an RPC with a rule gets its legacy path with no other code.
+ * registered RPCs: an RPC with a rule gets its legacy path with no other
+ * code. Each rule is resolved once, at start-up, into the fields it names;
+ * what the bridge cannot serve is refused here, not ignored.
  */
 import {
+  type DescField,
   type DescMethod,
   type DescMethodUnary,
-  type DescService,
   getOption,
   hasOption,
 } from "@bufbuild/protobuf";
 import { http } from "../../gen/google/api/annotations_pb";
+import { queryFields } from "./query";
 
 export interface LegacyRoute {
   /** Upper-case HTTP verb. */
   readonly verb: string;
   /** Literal path, e.g. `/Restore`. */
   readonly path: string;
-  readonly service: DescService;
   readonly method: DescMethodUnary;
   /** "" when the call has no body, "*" when the body is the whole request, else the body field's name. */
   readonly body: string;
+  /** The message field the body fills, when `body` names one. */
+  readonly bodyField: (DescField & { fieldKind: "message" }) | undefined;
+  /** The request fields that come from the query string. */
+  readonly queryFields: readonly DescField[];
 }
 
-export function legacyRoutesOf(
-  handlers: Iterable<{ readonly service: DescService; readonly method: DescMethod }>,
-): LegacyRoute[] {
+export function legacyRoutesOf(methods: Iterable<DescMethod>): LegacyRoute[] {
   const routes: LegacyRoute[] = [];
-  for (const { service, method } of handlers) {
+  for (const method of methods) {
     if (!hasOption(method, http)) {
       continue;
     }
+    const name = `${method.parent.typeName}.${method.name}`;
+    const refuse = (why: string): never => {
+      throw new Error(`${name}: ${why}`);
+    };
     const rule = getOption(method, http);
     const { case: verb, value } = rule.pattern;
     if (verb === undefined || verb === "custom" || typeof value !== "string") {
-      throw new Error(`${method.parent.typeName}.${method.name}: unsupported http rule`);
+      refuse("unsupported http rule pattern");
     }
-    if (value.includes("{")) {
-      throw new Error(
-        `${method.parent.typeName}.${method.name}: path variables are not supported (${value})`,
-      );
+    if (typeof value !== "string" || value.includes("{")) {
+      refuse(`path variables are not supported (${String(value)})`);
     }
-    if (method.methodKind !== "unary") {
-      throw new Error(
-        `${method.parent.typeName}.${method.name}: only unary RPCs can have a legacy path`,
-      );
-    }
-    if (
-      rule.body !== "" &&
-      rule.body !== "*" &&
-      !method.input.fields.some((f) => f.name === rule.body)
-    ) {
-      throw new Error(
-        `${method.parent.typeName}.${method.name}: body field "${rule.body}" does not exist`,
-      );
+    if (rule.responseBody !== "") refuse("response_body is not supported");
+    if (rule.additionalBindings.length > 0) refuse("additional_bindings are not supported");
+    if (method.methodKind !== "unary") refuse("only unary RPCs can have a legacy path");
+    let bodyField: LegacyRoute["bodyField"];
+    if (rule.body !== "" && rule.body !== "*") {
+      const field = method.input.fields.find((f) => f.name === rule.body);
+      if (field?.fieldKind !== "message") {
+        refuse(`body field "${rule.body}" is not a message field of ${method.input.typeName}`);
+      }
+      bodyField = field as LegacyRoute["bodyField"];
     }
     routes.push({
-      verb: verb.toUpperCase(),
-      path: value,
-      service,
+      verb: String(verb).toUpperCase(),
+      path: String(value),
       method: method as DescMethodUnary,
       body: rule.body,
+      bodyField,
+      queryFields: queryFields(method.input, rule.body),
     });
   }
   return routes;

@@ -1,4 +1,4 @@
-/** Typed context keys through which interceptors hand dependencies to handlers. */
+/** Typed context keys through which the front and the interceptors hand values to handlers. */
 import { createContextKey, type HandlerContext } from "@connectrpc/connect";
 import type { App } from "../app";
 import type { Caller } from "../domain/model";
@@ -6,6 +6,11 @@ import type { Caller } from "../domain/model";
 export const appKey = createContextKey<App | undefined>(undefined, { description: "app" });
 export const callerKey = createContextKey<Caller | undefined>(undefined, {
   description: "caller",
+});
+
+/** The request id of the front's access log line, for error log lines. */
+export const requestIdKey = createContextKey<string | undefined>(undefined, {
+  description: "request id",
 });
 
 /** Aborted when the server begins to shut down: long-lived streams end on it. */

@@ -1,6 +1,8 @@
 /**
- * The one table from domain errors to Connect codes and legacy HTTP statuses
- * (SPEC §4), and the way back from a Connect error to a legacy status.
+ * The one table of error statuses (SPEC §4): domain error kinds → Connect
+ * codes and legacy HTTP statuses, Connect codes → legacy statuses, and each
+ * legacy status's X-Service-ErrorCode and title. Every other mapping (the
+ * bridge, the front's own answers, the OpenAPI document) reads from here.
  */
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -10,14 +12,39 @@ import { type DomainError, ErrorKind } from "../domain/errors";
 /** google.rpc.ErrorInfo.domain of the errors this service raises. */
 export const ERROR_DOMAIN = "docflow-api";
 
-interface ErrorRow {
+/** Short message shown for every 5xx: details go to the log only. */
+export const INTERNAL_MESSAGE = "unexpected processing error";
+
+/** Every HTTP status the service answers with an error body, its X-Service-ErrorCode and title. */
+export const HTTP_ERRORS = {
+  400: { errorCode: "Http.BadRequest", title: "Bad Request" },
+  401: { errorCode: "Http.Unauthorized", title: "Unauthorized" },
+  402: { errorCode: "Http.PaymentRequired", title: "Payment Required" },
+  403: { errorCode: "Http.Forbidden", title: "Forbidden" },
+  404: { errorCode: "Http.NotFound", title: "Not Found" },
+  405: { errorCode: "Http.MethodNotAllowed", title: "Method Not Allowed" },
+  408: { errorCode: "Http.RequestTimeout", title: "Request Timeout" },
+  409: { errorCode: "Http.Conflict", title: "Conflict" },
+  413: { errorCode: "Http.PayloadTooLarge", title: "Content Too Large" },
+  415: { errorCode: "Http.UnsupportedMediaType", title: "Unsupported Media Type" },
+  431: { errorCode: "Http.RequestHeaderFieldsTooLarge", title: "Request Header Fields Too Large" },
+  // Never sent: a client that closed its connection reads nothing. It names the outcome in logs.
+  499: { errorCode: "Http.ClientClosedRequest", title: "Client Closed Request" },
+  500: { errorCode: "Http.InternalServerError", title: "Internal Server Error" },
+  501: { errorCode: "Http.NotImplemented", title: "Not Implemented" },
+  503: { errorCode: "Http.ServiceUnavailable", title: "Service Unavailable" },
+} as const;
+export type HttpErrorStatus = keyof typeof HTTP_ERRORS;
+
+interface KindRow {
   readonly code: Code;
-  readonly httpStatus: number;
+  readonly httpStatus: HttpErrorStatus;
   /** google.rpc.ErrorInfo.reason on gRPC/Connect. */
   readonly reason: string;
 }
 
-export const ERROR_TABLE: Readonly<Record<ErrorKind, ErrorRow>> = {
+/** Domain error kinds. */
+export const ERROR_TABLE: Readonly<Record<ErrorKind, KindRow>> = {
   [ErrorKind.InvalidArgument]: {
     code: Code.InvalidArgument,
     httpStatus: 400,
@@ -28,7 +55,7 @@ export const ERROR_TABLE: Readonly<Record<ErrorKind, ErrorRow>> = {
     httpStatus: 401,
     reason: "UNAUTHENTICATED",
   },
-  // 402 has no code of its own: failed_precondition + ErrorInfo reason, turned into 402 by the bridge.
+  // 402 has no code of its own: failed_precondition + ErrorInfo reason, turned into 402 on legacy paths.
   [ErrorKind.SubscriptionEnded]: {
     code: Code.FailedPrecondition,
     httpStatus: 402,
@@ -41,38 +68,42 @@ export const ERROR_TABLE: Readonly<Record<ErrorKind, ErrorRow>> = {
   },
   [ErrorKind.NotFound]: { code: Code.NotFound, httpStatus: 404, reason: "NOT_FOUND" },
   [ErrorKind.Conflict]: { code: Code.AlreadyExists, httpStatus: 409, reason: "ALREADY_EXISTS" },
+  // SPEC §4: an outage is unavailable on gRPC/Connect and a plain 500 on legacy paths.
+  [ErrorKind.Unavailable]: { code: Code.Unavailable, httpStatus: 500, reason: "UNAVAILABLE" },
 };
 
-/** Legacy status of errors that carry no ErrorInfo of ours (raised by the framework). */
-const STATUS_BY_CODE: Partial<Record<Code, number>> = {
+/** The legacy status of every Connect code, for errors that carry no ErrorInfo of ours. */
+export const STATUS_BY_CODE: Readonly<Record<Code, HttpErrorStatus>> = {
   [Code.InvalidArgument]: 400,
   [Code.OutOfRange]: 400,
+  // Only the ErrorInfo reason API_SUBSCRIPTION_ENDED makes it a 402.
   [Code.FailedPrecondition]: 400,
   [Code.Unauthenticated]: 401,
   [Code.PermissionDenied]: 403,
   [Code.NotFound]: 404,
   [Code.AlreadyExists]: 409,
   [Code.Aborted]: 409,
-  [Code.ResourceExhausted]: 429,
+  // The one resource we exhaust is the request size limit; 429 would invite SDK retries.
+  [Code.ResourceExhausted]: 413,
+  [Code.Canceled]: 499,
   [Code.Unimplemented]: 501,
-  // Everything else, a database outage (unavailable) included, is a 500.
+  // SPEC §4: everything unexpected, an outage or a missed deadline included, is a plain 500.
+  [Code.Unknown]: 500,
+  [Code.Internal]: 500,
+  [Code.DataLoss]: 500,
+  [Code.Unavailable]: 500,
+  [Code.DeadlineExceeded]: 500,
 };
 
-const ERROR_CODE_BY_STATUS: Readonly<Record<number, string>> = {
-  400: "Http.BadRequest",
-  401: "Http.Unauthorized",
-  402: "Http.PaymentRequired",
-  403: "Http.Forbidden",
-  404: "Http.NotFound",
-  405: "Http.MethodNotAllowed",
-  409: "Http.Conflict",
-  413: "Http.PayloadTooLarge",
-  429: "Http.TooManyRequests",
-  501: "Http.NotImplemented",
-};
-
-/** Short message shown for every 5xx: details go to the log only. */
-export const INTERNAL_MESSAGE = "unexpected processing error";
+/** Connect codes that mean the server, not the caller, failed (OpenTelemetry's server-error set). */
+export const SERVER_ERROR_CODES: ReadonlySet<Code> = new Set([
+  Code.Unknown,
+  Code.DeadlineExceeded,
+  Code.Unimplemented,
+  Code.Internal,
+  Code.Unavailable,
+  Code.DataLoss,
+]);
 
 export function domainToConnectError(error: DomainError): ConnectError {
   const row = ERROR_TABLE[error.kind];
@@ -81,13 +112,17 @@ export function domainToConnectError(error: DomainError): ConnectError {
     domain: ERROR_DOMAIN,
     metadata: { errorCode: error.errorCode },
   });
-  return new ConnectError(error.message, row.code, undefined, [
-    { desc: ErrorInfoSchema, value: info },
-  ]);
+  return new ConnectError(
+    error.message,
+    row.code,
+    undefined,
+    [{ desc: ErrorInfoSchema, value: info }],
+    error.cause,
+  );
 }
 
 export interface LegacyError {
-  readonly status: number;
+  readonly status: HttpErrorStatus;
   /** Sent as X-Service-ErrorCode. */
   readonly errorCode: string;
   /** Short, human-readable, safe to show. */
@@ -97,18 +132,18 @@ export interface LegacyError {
 export function connectToLegacyError(error: ConnectError): LegacyError {
   const info = error.findDetails(ErrorInfoSchema).find((detail) => detail.domain === ERROR_DOMAIN);
   const row = info && Object.values(ERROR_TABLE).find((r) => r.reason === info.reason);
-  const status = row?.httpStatus ?? STATUS_BY_CODE[error.code] ?? 500;
+  const status = row?.httpStatus ?? STATUS_BY_CODE[error.code];
   return legacyError(
     status,
-    status === 500 ? INTERNAL_MESSAGE : error.rawMessage,
-    info?.metadata.errorCode,
+    status >= 500 ? INTERNAL_MESSAGE : error.rawMessage,
+    status >= 500 ? undefined : info?.metadata.errorCode,
   );
 }
 
-export function legacyError(status: number, message: string, errorCode?: string): LegacyError {
-  return {
-    status,
-    message,
-    errorCode: errorCode ?? ERROR_CODE_BY_STATUS[status] ?? "Http.InternalServerError",
-  };
+export function legacyError(
+  status: HttpErrorStatus,
+  message: string,
+  errorCode?: string,
+): LegacyError {
+  return { status, message, errorCode: errorCode ?? HTTP_ERRORS[status].errorCode };
 }

@@ -1,33 +1,40 @@
 /**
  * The pipeline every call goes through, on every protocol and on the legacy
- * paths alike: error mapping → app → authentication → required fields.
+ * paths alike: error mapping → app → deadline → authentication → required fields.
  */
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { App } from "../app";
 import { authenticate } from "../domain/auth";
-import { DomainError, invalidArgument } from "../domain/errors";
+import { DomainError, ErrorKind, invalidArgument } from "../domain/errors";
 import { describeError } from "../log";
-import { isDatabaseUnavailable } from "../storage/database";
-import { appKey, callerKey } from "./context";
+import { appKey, callerKey, requestIdKey } from "./context";
 import { domainToConnectError, INTERNAL_MESSAGE } from "./error-table";
 import { findMissingRequiredField } from "./required-fields";
 
 /** Services callable without credentials. */
 const PUBLIC_SERVICES: ReadonlySet<string> = new Set(["grpc.health.v1.Health"]);
 
-/** Maps domain errors through the error table; hides everything unexpected. */
+/** Maps domain errors through the error table; hides everything unexpected, logging its cause. */
 export function createErrorInterceptor(app: App): Interceptor {
   return (next) => async (req) => {
     try {
       return await next(req);
     } catch (error) {
-      throw toConnectError(app, error, req.method.name);
+      throw toConnectError(app, error, req.method.name, req.contextValues.get(requestIdKey));
     }
   };
 }
 
-export function toConnectError(app: App, error: unknown, rpc: string): ConnectError {
+export function toConnectError(
+  app: App,
+  error: unknown,
+  rpc: string,
+  requestId: string | undefined,
+): ConnectError {
   if (error instanceof DomainError) {
+    if (error.kind === ErrorKind.Unavailable) {
+      app.log.error("database unavailable", { requestId, rpc, ...describeError(error.cause) });
+    }
     return domainToConnectError(error);
   }
   if (
@@ -37,12 +44,8 @@ export function toConnectError(app: App, error: unknown, rpc: string): ConnectEr
   ) {
     return error;
   }
-  if (isDatabaseUnavailable(error)) {
-    app.log.error("database unavailable", { rpc, ...describeError(error) });
-    return new ConnectError("the database is unavailable", Code.Unavailable);
-  }
-  app.log.error("unexpected error", { rpc, ...describeError(error) });
-  return new ConnectError(INTERNAL_MESSAGE, Code.Internal);
+  app.log.error("unexpected error", { requestId, rpc, ...describeError(error) });
+  return new ConnectError(INTERNAL_MESSAGE, Code.Internal, undefined, undefined, error);
 }
 
 /** Hands the app to the handlers. */
@@ -50,6 +53,47 @@ export function createAppInterceptor(app: App): Interceptor {
   return (next) => (req) => {
     req.contextValues.set(appKey, app);
     return next(req);
+  };
+}
+
+/**
+ * Every unary call ends by its deadline: `defaultMs`, or sooner when the
+ * client sent one (connect-node aborts `req.signal` then) or went away. The
+ * answer is not held back by work still waiting on the database; that work
+ * ends by the driver's own timeout.
+ */
+export function createDeadlineInterceptor(defaultMs: number): Interceptor {
+  return (next) => (req) => {
+    if (req.stream) return next(req);
+    const { signal } = req;
+    return new Promise((resolve, reject) => {
+      const finish = () => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", onAbort);
+      };
+      const onAbort = () => {
+        finish();
+        reject(ConnectError.from(signal.reason, Code.Canceled));
+      };
+      const timer = setTimeout(() => {
+        finish();
+        reject(
+          new ConnectError("the call did not finish within its deadline", Code.DeadlineExceeded),
+        );
+      }, defaultMs);
+      if (signal.aborted) return onAbort();
+      signal.addEventListener("abort", onAbort);
+      next(req).then(
+        (res) => {
+          finish();
+          resolve(res);
+        },
+        (error: unknown) => {
+          finish();
+          reject(error);
+        },
+      );
+    });
   };
 }
 

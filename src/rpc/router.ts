@@ -1,5 +1,19 @@
-/** The Connect router: every service, behind one chain of interceptors. */
-import { type ConnectRouter, createConnectRouter } from "@connectrpc/connect";
+/**
+ * The one request pipeline: every service, behind one chain of interceptors.
+ * `routes()` is the one typed list of what we serve; the router (Connect,
+ * gRPC, gRPC-Web) and the legacy bridge (in-process calls of the same
+ * handlers through the same interceptors) both read it.
+ */
+import type { DescMethod } from "@bufbuild/protobuf";
+import {
+  type ConnectRouter,
+  createConnectRouter,
+  createMethodImplSpec,
+  createServiceImplSpec,
+  type Interceptor,
+  type MethodImplSpec,
+} from "@connectrpc/connect";
+import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import type { App } from "../app";
 import { CounteragentService, counteragentService } from "./counteragent-service";
 import { DocumentService, documentService } from "./document-service";
@@ -7,34 +21,80 @@ import { Health, healthService } from "./health-service";
 import {
   createAppInterceptor,
   createAuthInterceptor,
+  createDeadlineInterceptor,
   createErrorInterceptor,
   requiredFieldsInterceptor,
 } from "./interceptors";
 import { SubscriptionService, subscriptionService } from "./subscription-service";
+import { reportUndecodableAsInvalid } from "./undecodable";
 
 /** Largest request message accepted, on every protocol. */
 export const MAX_REQUEST_BYTES = 1024 * 1024;
 
-/** Every service and its handlers: the one list the router, the bridge and the OpenAPI document read. */
-export const SERVICES = [
-  [SubscriptionService, subscriptionService],
-  [DocumentService, documentService],
-  [CounteragentService, counteragentService],
-  [Health, healthService],
-] as const;
+/** Everything we serve, each implementation type-checked against its service. */
+export function routes(router: ConnectRouter): ConnectRouter {
+  return router
+    .service(SubscriptionService, subscriptionService)
+    .service(DocumentService, documentService)
+    .service(CounteragentService, counteragentService)
+    .service(Health, healthService);
+}
 
-export function createRouter(app: App): ConnectRouter {
-  const router = createConnectRouter({
-    interceptors: [
-      createErrorInterceptor(app),
-      createAppInterceptor(app),
-      createAuthInterceptor(app),
-      requiredFieldsInterceptor,
-    ],
-    readMaxBytes: MAX_REQUEST_BYTES,
-  });
-  for (const [service, impl] of SERVICES) {
-    router.service(service, impl as never);
-  }
-  return router;
+/** The methods routes() serves, without building a pipeline (for the OpenAPI tool and tests). */
+export function servedMethods(): DescMethod[] {
+  return routes(createConnectRouter()).handlers.map((h) => h.method);
+}
+
+/** A unary method's implementation, as connect-es invokes it. */
+export type UnarySpec = Extract<MethodImplSpec, { kind: "unary" }>;
+
+export interface Pipeline {
+  /** The router's handlers, for the front (Connect, gRPC and gRPC-Web on /<service>/<method>). */
+  readonly handlers: readonly UniversalHandler[];
+  /** The same implementations, by method, for in-process calls from the legacy bridge. */
+  unary(method: DescMethod): UnarySpec | undefined;
+  /** The interceptors every call runs through, whatever its protocol. */
+  readonly interceptors: readonly Interceptor[];
+}
+
+export interface PipelineOptions {
+  /** Default deadline of a call. */
+  readonly callDeadlineMs: number;
+}
+
+export function createPipeline(app: App, options: PipelineOptions): Pipeline {
+  const interceptors: Interceptor[] = [
+    createErrorInterceptor(app),
+    createAppInterceptor(app),
+    createDeadlineInterceptor(options.callDeadlineMs),
+    createAuthInterceptor(app),
+    requiredFieldsInterceptor,
+  ];
+  const router = createConnectRouter({ interceptors, readMaxBytes: MAX_REQUEST_BYTES });
+  const specs = new Map<DescMethod, MethodImplSpec>();
+  // Records what routes() registers, so that the bridge calls exactly the router's implementations.
+  const recorder: ConnectRouter = {
+    handlers: router.handlers,
+    service(service, impl, opts) {
+      for (const spec of Object.values(createServiceImplSpec(service, impl).methods)) {
+        specs.set(spec.method, spec);
+      }
+      router.service(service, impl, opts);
+      return recorder;
+    },
+    rpc(method, impl, opts) {
+      specs.set(method, createMethodImplSpec(method, impl));
+      router.rpc(method, impl, opts);
+      return recorder;
+    },
+  };
+  routes(recorder);
+  return {
+    handlers: router.handlers.map(reportUndecodableAsInvalid),
+    interceptors,
+    unary(method) {
+      const spec = specs.get(method);
+      return spec?.kind === "unary" ? spec : undefined;
+    },
+  };
 }

@@ -1,12 +1,5 @@
 /** Opens the database: the server MONGODB_URI names, or the embedded one. */
-import {
-  type Db,
-  MongoClient,
-  MongoNetworkError,
-  MongoNotConnectedError,
-  MongoServerSelectionError,
-  MongoTopologyClosedError,
-} from "mongodb";
+import { type Db, MongoClient } from "mongodb";
 import { ensureIndexes } from "./collections";
 import { startEmbeddedServer } from "./embedded-server";
 
@@ -18,20 +11,31 @@ export interface Database {
   readonly address: string;
   /** PID of the embedded server, if any. */
   readonly embeddedPid: number | undefined;
-  /** Quick round trip to the server. */
-  ping(): Promise<boolean>;
+  /** A round trip to the server: false when it fails or takes longer than `timeoutMs`. */
+  ping(timeoutMs: number): Promise<boolean>;
   close(): Promise<void>;
 }
 
 export interface DatabaseOptions {
   readonly uri: string | undefined;
   readonly name: string;
+  /**
+   * Longest wait for one operation: server selection, a new connection, and
+   * every socket read. A stalled server gives an error after this time, never a hang.
+   */
+  readonly operationTimeoutMs: number;
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   const embedded = options.uri === undefined ? await startEmbeddedServer(options.name) : undefined;
   const uri = options.uri ?? embedded?.uri ?? "";
-  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5_000, appName: "docflow-api" });
+  const wait = options.operationTimeoutMs;
+  const client = new MongoClient(uri, {
+    appName: "docflow-api",
+    serverSelectionTimeoutMS: wait,
+    connectTimeoutMS: wait,
+    socketTimeoutMS: wait,
+  });
   try {
     await client.connect();
     const db = client.db(options.name);
@@ -41,9 +45,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       mode: embedded ? "embedded" : "external",
       address: redactUri(uri),
       embeddedPid: embedded?.pid,
-      async ping() {
+      async ping(timeoutMs) {
         try {
-          await db.command({ ping: 1 });
+          await db.command({ ping: 1 }, { signal: AbortSignal.timeout(timeoutMs) });
           return true;
         } catch {
           return false;
@@ -64,14 +68,4 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 /** Drops user name and password from a connection string. */
 export function redactUri(uri: string): string {
   return uri.replace(/\/\/[^@/]*@/, "//***@");
-}
-
-/** True for driver errors that mean the database cannot be reached. */
-export function isDatabaseUnavailable(error: unknown): boolean {
-  return (
-    error instanceof MongoNetworkError ||
-    error instanceof MongoServerSelectionError ||
-    error instanceof MongoNotConnectedError ||
-    error instanceof MongoTopologyClosedError
-  );
 }

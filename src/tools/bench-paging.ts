@@ -10,6 +10,7 @@
 import { randomBytes } from "node:crypto";
 import http from "node:http";
 import { createApp } from "../app";
+import { DEFAULT_TIMEOUTS } from "../config";
 import { encodeIndexKey } from "../domain/index-key";
 import { CounteragentStatus } from "../domain/model";
 import { createService } from "../http/server";
@@ -31,7 +32,11 @@ async function main(): Promise<void> {
   const external = process.env.MONGODB_URI;
   const sizes = external ? [100, 10_000, 100_000] : [100, 10_000];
   const name = `docflow_bench_${randomBytes(4).toString("hex")}`;
-  const database = await openDatabase({ uri: external, name });
+  const database = await openDatabase({
+    uri: external,
+    name,
+    operationTimeoutMs: DEFAULT_TIMEOUTS.databaseMs,
+  });
   const engine = external
     ? "MongoDB at MONGODB_URI"
     : "embedded engine (jongodb: every query is a full collection scan)";
@@ -47,8 +52,10 @@ async function main(): Promise<void> {
       `${ITERATIONS} timed calls per row after ${WARMUP} warm-up calls; page size ${PAGE}\n`,
     );
 
-    const app = createApp(database, createLogger("silent"));
-    const service = createService(app, { shutdownTimeoutMs: 1000 });
+    const app = createApp(database, createLogger("silent"), {
+      healthTimeoutMs: DEFAULT_TIMEOUTS.healthMs,
+    });
+    const service = createService(app, { ...DEFAULT_TIMEOUTS, shutdownMs: 1_000 });
     const { port } = await service.listen(0, "127.0.0.1");
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     const collection = database.db.collection<CounteragentDocument>(Collections.counteragents);

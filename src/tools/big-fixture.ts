@@ -84,7 +84,11 @@ async function main(): Promise<void> {
   if (load) {
     const config = loadConfig();
     if (!config.mongodbUri) throw new Error("--load needs MONGODB_URI");
-    const database = await openDatabase({ uri: config.mongodbUri, name: config.mongodbDatabase });
+    const database = await openDatabase({
+      uri: config.mongodbUri,
+      name: config.mongodbDatabase,
+      operationTimeoutMs: config.timeouts.databaseMs,
+    });
     try {
       await loadBigGroups(database.db, [members]);
     } finally {

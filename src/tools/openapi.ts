@@ -3,14 +3,11 @@ import { writeFile } from "node:fs/promises";
 import { protoComments } from "../../gen/proto-comments";
 import { legacyRoutesOf } from "../legacy/http-rules";
 import { buildOpenApi } from "../legacy/openapi";
-import { SERVICES } from "../rpc/router";
+import { servedMethods } from "../rpc/router";
 import { SERVICE_VERSION } from "../version";
 
 export function openApiDocument(): object {
-  const methods = SERVICES.flatMap(([service]) =>
-    service.methods.map((method) => ({ service, method })),
-  );
-  return buildOpenApi(legacyRoutesOf(methods), {
+  return buildOpenApi(legacyRoutesOf(servedMethods()), {
     version: SERVICE_VERSION,
     comments: protoComments,
   });

@@ -18,7 +18,11 @@ async function seed(): Promise<number> {
     );
     return 2;
   }
-  const database = await openDatabase({ uri: config.mongodbUri, name: config.mongodbDatabase });
+  const database = await openDatabase({
+    uri: config.mongodbUri,
+    name: config.mongodbDatabase,
+    operationTimeoutMs: config.timeouts.databaseMs,
+  });
   try {
     await loadFixtureFile(database.db, file);
     process.stdout.write(

@@ -11,6 +11,7 @@ import { afterAll, beforeAll } from "vitest";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { StatusSchema } from "../../gen/google/rpc/status_pb";
 import { type App, createApp } from "../../src/app";
+import { DEFAULT_TIMEOUTS, type Timeouts } from "../../src/config";
 import { loadFixture } from "../../src/fixtures/load";
 import { createService, type Service } from "../../src/http/server";
 import { createLogger } from "../../src/log";
@@ -32,10 +33,13 @@ export interface Harness {
  * Starts a harness before the file's tests and closes it after them; the
  * returned object reads through to it.
  */
-export function useHarness(fixture: () => unknown = baseFixture): Harness {
+export function useHarness(
+  fixture: () => unknown = baseFixture,
+  timeouts: Timeouts = TEST_TIMEOUTS,
+): Harness {
   let current: Harness | undefined;
   beforeAll(async () => {
-    current = await startHarness(fixture());
+    current = await startHarness(fixture(), timeouts);
   });
   afterAll(async () => {
     await current?.close();
@@ -67,16 +71,27 @@ export function useHarness(fixture: () => unknown = baseFixture): Harness {
   };
 }
 
-export async function startHarness(fixture: unknown = baseFixture()): Promise<Harness> {
+/** Timeouts of test servers: the service's defaults unless a test asks for others. */
+export const TEST_TIMEOUTS: Timeouts = { ...DEFAULT_TIMEOUTS, shutdownMs: 5_000 };
+
+export async function startHarness(
+  fixture: unknown = baseFixture(),
+  timeouts: Timeouts = TEST_TIMEOUTS,
+): Promise<Harness> {
   const testDb: TestDatabase = await startTestDatabase();
-  const database: Database = await openDatabase({ uri: testDb.uri, name: testDb.name });
+  const database: Database = await openDatabase({
+    uri: testDb.uri,
+    name: testDb.name,
+    operationTimeoutMs: timeouts.databaseMs,
+  });
   await loadFixture(database.db, fixture);
   const logs: string[] = [];
   const app = createApp(
     database,
     createLogger("info", (line) => logs.push(line)),
+    { healthTimeoutMs: timeouts.healthMs },
   );
-  const service = createService(app, { shutdownTimeoutMs: 5_000 });
+  const service = createService(app, timeouts);
   const address = await service.listen(0, "127.0.0.1");
   return {
     baseUrl: `http://127.0.0.1:${address.port}`,

@@ -1,0 +1,194 @@
+/**
+ * The listener: one TCP port for HTTP/1.1 and cleartext HTTP/2 (told apart
+ * by the h2 preface), the limits on slow and idle peers, connection
+ * tracking, and draining on shutdown. It knows nothing of paths: every
+ * request goes to the handler it is given.
+ */
+import http from "node:http";
+import http2 from "node:http2";
+import net, { type AddressInfo, type Socket } from "node:net";
+import type { Timeouts } from "../config";
+import type { Logger } from "../log";
+import { legacyError } from "../rpc/error-table";
+import { type NodeRequest, type NodeResponse, rawErrorResponse, sendError } from "./responder";
+
+const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+
+export type RequestHandler = (req: NodeRequest, res: NodeResponse) => void;
+
+export type ListenerTimeouts = Pick<
+  Timeouts,
+  "firstByteMs" | "headersMs" | "requestMs" | "keepAliveMs" | "h2IdleMs" | "shutdownMs"
+>;
+
+export interface Listener {
+  listen(port: number, host: string): Promise<AddressInfo>;
+  /** Stops accepting, lets in-flight requests finish (up to shutdownMs), then closes every connection. */
+  close(): Promise<void>;
+}
+
+/** Status and message for the parser errors Node reports before a request exists. */
+function clientErrorAnswer(code: string | undefined) {
+  switch (code) {
+    case "ERR_HTTP_REQUEST_TIMEOUT":
+      return legacyError(408, "the request did not arrive in time");
+    case "HPE_HEADER_OVERFLOW":
+      return legacyError(431, "the request headers are too large");
+    default:
+      return legacyError(400, "the request is not valid HTTP");
+  }
+}
+
+export function createListener(
+  handler: RequestHandler,
+  timeouts: ListenerTimeouts,
+  log: Logger,
+): Listener {
+  let stopping = false;
+  let inFlight = 0;
+  let idle: (() => void) | undefined;
+  const sockets = new Set<Socket>();
+  const h2Sockets = new WeakSet<Socket>();
+  /** HTTP/1.1 sockets with a response in progress. */
+  const busy = new Map<Socket, NodeResponse>();
+  const sessions = new Set<http2.Http2Session>();
+
+  const closed = (reason: string) => log.info("connection closed", { reason });
+
+  const onRequest = (req: NodeRequest, res: NodeResponse) => {
+    inFlight++;
+    const h1Socket = req.httpVersionMajor === 1 ? (req.socket as Socket) : undefined;
+    if (h1Socket) {
+      busy.set(h1Socket, res);
+      if (stopping) res.setHeader("connection", "close");
+    }
+    // HTTP/1.1 requests are timed by Node's own checker (see below); h2 streams here.
+    const receiveTimer = h1Socket
+      ? undefined
+      : setTimeout(() => {
+          if (req.complete) return;
+          closed("request-timeout");
+          if (!res.headersSent) {
+            sendError(req, res, clientErrorAnswer("ERR_HTTP_REQUEST_TIMEOUT"));
+          }
+          (req as http2.Http2ServerRequest).stream.close(http2.constants.NGHTTP2_CANCEL);
+        }, timeouts.requestMs);
+    if (receiveTimer) req.once("end", () => clearTimeout(receiveTimer));
+    res.once("close", () => {
+      inFlight--;
+      if (receiveTimer) clearTimeout(receiveTimer);
+      if (h1Socket) {
+        busy.delete(h1Socket);
+        if (stopping) h1Socket.end();
+      }
+      if (inFlight === 0) idle?.();
+    });
+    handler(req, res);
+  };
+
+  const h1 = http.createServer(
+    {
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.requestMs,
+      keepAliveTimeout: timeouts.keepAliveMs,
+      connectionsCheckingInterval: Math.max(
+        50,
+        Math.min(1_000, Math.floor(timeouts.headersMs / 4)),
+      ),
+    },
+    onRequest,
+  );
+  // Node enforces headersTimeout/requestTimeout only from a checker it starts
+  // on 'listening'. Sockets reach this server through emit("connection") and
+  // it never listens itself, so the checker is started the same way.
+  h1.emit("listening");
+  h1.on("clientError", (error: NodeJS.ErrnoException, socket: Socket) => {
+    const answer = clientErrorAnswer(error.code);
+    const response = busy.get(socket);
+    if (error.code === "ERR_HTTP_REQUEST_TIMEOUT") closed("request-timeout");
+    if (socket.writable && error.code !== "ECONNRESET" && !response?.headersSent) {
+      socket.end(rawErrorResponse(answer));
+    }
+    socket.destroy();
+  });
+
+  const h2 = http2.createServer({}, onRequest);
+  h2.on("session", (session) => {
+    sessions.add(session);
+    let open = 0;
+    let timer: NodeJS.Timeout | undefined;
+    const arm = () => {
+      timer = setTimeout(() => {
+        closed("h2-idle");
+        session.close();
+        setTimeout(() => session.destroy(), 1_000).unref();
+      }, timeouts.h2IdleMs);
+    };
+    session.on("stream", (stream) => {
+      open++;
+      clearTimeout(timer);
+      stream.once("close", () => {
+        open--;
+        if (open === 0 && !session.closed) arm();
+      });
+    });
+    session.once("close", () => {
+      clearTimeout(timer);
+      sessions.delete(session);
+    });
+    session.on("error", () => session.destroy());
+    if (stopping) session.close();
+    else arm();
+  });
+
+  const tcp = net.createServer((socket) => {
+    sockets.add(socket);
+    socket.once("close", () => sockets.delete(socket));
+    socket.on("error", () => socket.destroy());
+    socket.setTimeout(timeouts.firstByteMs, () => {
+      closed("first-byte-timeout");
+      socket.destroy();
+    });
+    socket.once("data", (first: Buffer) => {
+      socket.setTimeout(0);
+      socket.pause();
+      socket.unshift(first);
+      const n = Math.min(first.length, H2_PREFACE.length);
+      const isH2 = first.subarray(0, n).equals(H2_PREFACE.subarray(0, n));
+      if (isH2) h2Sockets.add(socket);
+      // The h2 session reads the bytes put back itself; the h1 parser needs the socket flowing.
+      (isH2 ? h2 : h1).emit("connection", socket);
+      if (!isH2) socket.resume();
+    });
+  });
+
+  return {
+    listen(port, host) {
+      return new Promise((resolve, reject) => {
+        tcp.once("error", reject);
+        tcp.listen(port, host, () => {
+          tcp.off("error", reject);
+          resolve(tcp.address() as AddressInfo);
+        });
+      });
+    },
+    async close() {
+      stopping = true;
+      const tcpClosed = new Promise<void>((resolve) => tcp.close(() => resolve()));
+      for (const session of sessions) session.close();
+      for (const socket of sockets) {
+        if (!h2Sockets.has(socket) && !busy.has(socket)) socket.destroy();
+      }
+      if (inFlight > 0) {
+        await new Promise<void>((resolve) => {
+          idle = resolve;
+          setTimeout(resolve, timeouts.shutdownMs).unref();
+        });
+      }
+      for (const session of sessions) session.destroy();
+      for (const socket of sockets) socket.destroy();
+      h1.close();
+      await tcpClosed;
+    },
+  };
+}

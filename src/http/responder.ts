@@ -1,0 +1,80 @@
+/**
+ * Every answer that is not an RPC response: legacy errors, 404s, 405s,
+ * timeouts, health. Errors are short text, or problem+json for clients that
+ * asked for JSON, always with X-Service-ErrorCode (SPEC §3).
+ */
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
+import { HTTP_ERRORS, type LegacyError } from "../rpc/error-table";
+
+export type NodeRequest = IncomingMessage | Http2ServerRequest;
+export type NodeResponse = ServerResponse | Http2ServerResponse;
+
+const JSON_ACCEPT = /application\/json/i;
+const PROBLEM_ACCEPT = /application\/(?:problem\+)?json/i;
+
+/** Legacy answers are JSON when Accept contains application/json, protobuf otherwise. */
+export function wantsJson(req: NodeRequest): boolean {
+  return JSON_ACCEPT.test(req.headers.accept ?? "");
+}
+
+/** Errors are problem+json when the client asked for JSON or for problem+json. */
+export function wantsProblemJson(req: NodeRequest): boolean {
+  return PROBLEM_ACCEPT.test(req.headers.accept ?? "");
+}
+
+export function sendError(
+  req: NodeRequest,
+  res: NodeResponse,
+  error: LegacyError,
+  headers: Readonly<Record<string, string>> = {},
+): void {
+  req.resume();
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const asJson = wantsProblemJson(req);
+  const body = asJson
+    ? JSON.stringify({
+        type: "about:blank",
+        title: HTTP_ERRORS[error.status].title,
+        status: error.status,
+        detail: error.message,
+        errorCode: error.errorCode,
+      })
+    : error.message;
+  const bytes = Buffer.from(body, "utf8");
+  res.statusCode = error.status;
+  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  res.setHeader("x-service-errorcode", error.errorCode);
+  res.setHeader("content-type", asJson ? "application/problem+json" : "text/plain; charset=utf-8");
+  res.setHeader("content-length", String(bytes.length));
+  if (req.method === "HEAD") res.end();
+  else res.end(bytes);
+}
+
+export function sendJson(res: NodeResponse, status: number, value: unknown): void {
+  const bytes = Buffer.from(JSON.stringify(value), "utf8");
+  res.statusCode = status;
+  res.setHeader("content-type", "application/json; charset=utf-8");
+  res.setHeader("content-length", String(bytes.length));
+  res.end(bytes);
+}
+
+/**
+ * A whole HTTP/1.1 error response for a connection whose request never
+ * became a request object (bad syntax, headers too large, too slow).
+ */
+export function rawErrorResponse(error: LegacyError): string {
+  const body = Buffer.from(error.message, "utf8");
+  return [
+    `HTTP/1.1 ${error.status} ${HTTP_ERRORS[error.status].title}`,
+    "Connection: close",
+    "Content-Type: text/plain; charset=utf-8",
+    `Content-Length: ${body.length}`,
+    `X-Service-ErrorCode: ${error.errorCode}`,
+    "",
+    error.message,
+  ].join("\r\n");
+}
