@@ -16,7 +16,11 @@ export interface Timeouts {
   readonly h2IdleMs: number;
   /** Default deadline of every call; a gRPC/Connect client deadline can only lower it. */
   readonly callDeadlineMs: number;
-  /** Longest time one MongoDB operation may take (the driver's timeoutMS). */
+  /**
+   * Longest wait for one MongoDB round trip (server selection, connecting,
+   * each socket read). A retried read can take about three of these, so keep
+   * three of them under the call deadline.
+   */
   readonly databaseMs: number;
   /** /healthz and grpc health give up on the database after this time. */
   readonly healthMs: number;
@@ -31,7 +35,7 @@ export const DEFAULT_TIMEOUTS: Timeouts = Object.freeze({
   keepAliveMs: 65_000,
   h2IdleMs: 65_000,
   callDeadlineMs: 10_000,
-  databaseMs: 5_000,
+  databaseMs: 2_000,
   healthMs: 1_000,
   shutdownMs: 10_000,
 });

@@ -23,6 +23,7 @@ import { describeError } from "../log";
 import { requestIdKey, shutdownKey } from "../rpc/context";
 import { INTERNAL_MESSAGE, legacyError } from "../rpc/error-table";
 import { createPipeline } from "../rpc/router";
+import { encodeGrpcMessage } from "../rpc/undecodable";
 import { SERVICE_VERSION } from "../version";
 import { createDocsRoutes } from "./docs";
 import { createListener } from "./listener";
@@ -178,7 +179,7 @@ function unimplemented(req: NodeRequest, res: NodeResponse, path: string): void 
   res.setHeader("grpc-status", "12");
   res.setHeader(
     "grpc-message",
-    encodeURIComponent(`unknown method ${path.slice(0, MAX_SHOWN_PATH)}`),
+    encodeGrpcMessage(`unknown method ${path.slice(0, MAX_SHOWN_PATH)}`),
   );
   res.end();
 }

@@ -6,7 +6,7 @@ import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { App } from "../app";
 import { authenticate } from "../domain/auth";
 import { DomainError, ErrorKind, invalidArgument } from "../domain/errors";
-import { describeError } from "../log";
+import { describeError, type Logger } from "../log";
 import { appKey, callerKey, requestIdKey } from "./context";
 import { domainToConnectError, INTERNAL_MESSAGE } from "./error-table";
 import { findMissingRequiredField } from "./required-fields";
@@ -62,7 +62,7 @@ export function createAppInterceptor(app: App): Interceptor {
  * answer is not held back by work still waiting on the database; that work
  * ends by the driver's own timeout.
  */
-export function createDeadlineInterceptor(defaultMs: number): Interceptor {
+export function createDeadlineInterceptor(defaultMs: number, log: Logger): Interceptor {
   return (next) => (req) => {
     if (req.stream) return next(req);
     const { signal } = req;
@@ -77,6 +77,12 @@ export function createDeadlineInterceptor(defaultMs: number): Interceptor {
       };
       const timer = setTimeout(() => {
         finish();
+        // Our own deadline, not the client's: the service was too slow, a server fault.
+        log.error("call exceeded its deadline", {
+          requestId: req.contextValues.get(requestIdKey),
+          rpc: req.method.name,
+          deadlineMs: defaultMs,
+        });
         reject(
           new ConnectError("the call did not finish within its deadline", Code.DeadlineExceeded),
         );

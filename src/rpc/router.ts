@@ -66,7 +66,7 @@ export function createPipeline(app: App, options: PipelineOptions): Pipeline {
   const interceptors: Interceptor[] = [
     createErrorInterceptor(app),
     createAppInterceptor(app),
-    createDeadlineInterceptor(options.callDeadlineMs),
+    createDeadlineInterceptor(options.callDeadlineMs, app.log),
     createAuthInterceptor(app),
     requiredFieldsInterceptor,
   ];

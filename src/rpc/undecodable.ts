@@ -16,6 +16,18 @@ const GRPC_INTERNAL = String(Code.Internal);
 const GRPC_INVALID_ARGUMENT = String(Code.InvalidArgument);
 const TRAILER_FLAG = 0x80;
 
+/** grpc-message encoding: percent-encode every byte outside printable ASCII, and "%" (gRPC's HTTP/2 spec). */
+export function encodeGrpcMessage(message: string): string {
+  let out = "";
+  for (const byte of Buffer.from(message, "utf8")) {
+    out +=
+      byte >= 0x20 && byte <= 0x7e && byte !== 0x25
+        ? String.fromCharCode(byte)
+        : `%${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+  }
+  return out;
+}
+
 /** What callers read instead of the parser's own words. */
 export function undecodableMessage(typeName: string): string {
   return `the request is not a valid protobuf ${typeName}`;
@@ -23,7 +35,7 @@ export function undecodableMessage(typeName: string): string {
 
 export function reportUndecodableAsInvalid(handler: UniversalHandler): UniversalHandler {
   const message = undecodableMessage(handler.method.input.typeName);
-  const grpcMessage = encodeURIComponent(message);
+  const grpcMessage = encodeGrpcMessage(message);
   const wrapped = async (req: Parameters<UniversalHandler>[0]) => {
     const res = await handler(req);
     if (res.trailer !== undefined) {

@@ -44,6 +44,13 @@ const SOCKET_ERROR_CODES: ReadonlySet<string> = new Set([
   "EHOSTUNREACH",
 ]);
 
+/** Driver errors known by name only (not exported): pool checkout timed out, pool cleared or closed. */
+const UNAVAILABLE_NAMES: ReadonlySet<string> = new Set([
+  "MongoWaitQueueTimeoutError",
+  "MongoPoolClearedError",
+  "MongoPoolClosedError",
+]);
+
 /** True for errors that mean the database cannot be reached or cannot serve right now. */
 export function isUnavailable(error: unknown): boolean {
   if (
@@ -55,6 +62,9 @@ export function isUnavailable(error: unknown): boolean {
     error instanceof MongoServerClosedError ||
     error instanceof MongoOperationTimeoutError
   ) {
+    return true;
+  }
+  if (error instanceof Error && UNAVAILABLE_NAMES.has(error.name)) {
     return true;
   }
   if (error instanceof MongoServerError) {

@@ -1,0 +1,62 @@
+/** loadConfig(env): every variable checked at once, one message each, defaults when absent. */
+import { describe, expect, it } from "vitest";
+import { ConfigError, DEFAULT_TIMEOUTS, loadConfig } from "../src/config";
+
+const problemsOf = (env: Record<string, string>): readonly string[] => {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+};
+
+describe("timeouts", () => {
+  it("default to values a reverse proxy expects", () => {
+    expect(loadConfig({}).timeouts).toEqual(DEFAULT_TIMEOUTS);
+    expect(DEFAULT_TIMEOUTS.keepAliveMs).toBeGreaterThan(60_000);
+    expect(DEFAULT_TIMEOUTS.databaseMs * 3).toBeLessThan(DEFAULT_TIMEOUTS.callDeadlineMs);
+  });
+
+  it("each can be set", () => {
+    const t = loadConfig({
+      FIRST_BYTE_TIMEOUT_MS: "1",
+      HEADERS_TIMEOUT_MS: "2",
+      REQUEST_TIMEOUT_MS: "3",
+      KEEP_ALIVE_TIMEOUT_MS: "4",
+      H2_IDLE_TIMEOUT_MS: "5",
+      CALL_DEADLINE_MS: "6",
+      MONGODB_TIMEOUT_MS: "7",
+      HEALTH_TIMEOUT_MS: "8",
+      SHUTDOWN_TIMEOUT_MS: "0",
+    }).timeouts;
+    expect(t).toEqual({
+      firstByteMs: 1,
+      headersMs: 2,
+      requestMs: 3,
+      keepAliveMs: 4,
+      h2IdleMs: 5,
+      callDeadlineMs: 6,
+      databaseMs: 7,
+      healthMs: 8,
+      shutdownMs: 0,
+    });
+  });
+
+  it("bad values are each reported, naming the variable", () => {
+    expect(
+      problemsOf({ FIRST_BYTE_TIMEOUT_MS: "0", CALL_DEADLINE_MS: "1.5", HEALTH_TIMEOUT_MS: "x" }),
+    ).toEqual([
+      'FIRST_BYTE_TIMEOUT_MS must be an integer from 1 to 600000 (got "0")',
+      'CALL_DEADLINE_MS must be an integer from 1 to 600000 (got "1.5")',
+      'HEALTH_TIMEOUT_MS must be an integer from 1 to 60000 (got "x")',
+    ]);
+  });
+
+  it("a headers timeout above the request timeout is refused (Node would throw)", () => {
+    expect(problemsOf({ HEADERS_TIMEOUT_MS: "5000", REQUEST_TIMEOUT_MS: "1000" })).toEqual([
+      "HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS",
+    ]);
+  });
+});

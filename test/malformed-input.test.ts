@@ -1,0 +1,236 @@
+/** SPEC §4: malformed data is a 400 / invalid_argument on every protocol; over the size limit is 413 / resource_exhausted. */
+import http from "node:http";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { Code } from "@connectrpc/connect";
+import * as grpc from "@grpc/grpc-js";
+import { beforeEach, describe, expect, it } from "vitest";
+import { SubscriptionService } from "../gen/docflow/api/v1/subscriptions_pb";
+import {
+  SubscriptionSchema,
+  SubscriptionsToUpdateSchema,
+} from "../gen/docflow/legacy/subscriptions_pb";
+import { loadFixture } from "../src/fixtures/load";
+import { MAX_REQUEST_BYTES } from "../src/rpc/router";
+import { authHeader, BOX, baseFixture, USERS } from "./support/fixture";
+import { callRpc, legacy, RPC_PROTOCOLS, useHarness } from "./support/harness";
+
+const h = useHarness();
+beforeEach(async () => {
+  await loadFixture(h.db, baseFixture());
+});
+
+const method = SubscriptionService.method.updateSubscriptions;
+const rpcPath = `/${method.parent.typeName}/${method.name}`;
+const auth = authHeader("admin");
+const stored = async () =>
+  (await h.db.collection("employees").findOne({ boxId: BOX, userId: USERS.clerk.userId }))
+    ?.subscriptions;
+
+/** Sends raw bytes as one gRPC message, with @grpc/grpc-js. */
+function grpcRaw(payload: Buffer): Promise<grpc.ServiceError | null> {
+  const client = new grpc.Client(`127.0.0.1:${h.port}`, grpc.credentials.createInsecure());
+  const metadata = new grpc.Metadata();
+  metadata.set("authorization", auth);
+  return new Promise((resolve) =>
+    client.makeUnaryRequest(
+      rpcPath,
+      (b: Buffer) => b,
+      (b: Buffer) => b,
+      payload,
+      metadata,
+      (error) => {
+        client.close();
+        resolve(error);
+      },
+    ),
+  );
+}
+
+/** One gRPC-Web request with a raw payload; returns the grpc-status in the trailer frame. */
+async function grpcWebRaw(payload: Buffer): Promise<string | undefined> {
+  const frame = Buffer.alloc(5 + payload.length);
+  frame.writeUInt32BE(payload.length, 1);
+  payload.copy(frame, 5);
+  const res = await legacy(h, {
+    method: "POST",
+    path: rpcPath,
+    headers: { "content-type": "application/grpc-web+proto", authorization: auth },
+    body: frame,
+  });
+  return (
+    /grpc-status:\s*(\d+)/.exec(res.body.toString("latin1"))?.[1] ??
+    (res.headers["grpc-status"] as string | undefined)
+  );
+}
+
+describe("bytes that are not protobuf: 400 / invalid_argument on every protocol, nothing changes", () => {
+  const garbage = Buffer.from([0x0a]);
+
+  it("Connect binary", async () => {
+    const res = await legacy(h, {
+      method: "POST",
+      path: rpcPath,
+      headers: { "content-type": "application/proto", authorization: auth },
+      body: garbage,
+    });
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.text)).toEqual({
+      code: "invalid_argument",
+      message: "the request is not a valid protobuf docflow.api.v1.UpdateSubscriptionsRequest",
+    });
+  });
+
+  it("Connect JSON", async () => {
+    const res = await legacy(h, {
+      method: "POST",
+      path: rpcPath,
+      headers: { "content-type": "application/json", authorization: auth },
+      body: "{",
+    });
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.text).code).toBe("invalid_argument");
+  });
+
+  it("gRPC", async () => {
+    const error = await grpcRaw(garbage);
+    expect(error?.code).toBe(grpc.status.INVALID_ARGUMENT);
+    expect(error?.details).toBe(
+      "the request is not a valid protobuf docflow.api.v1.UpdateSubscriptionsRequest",
+    );
+  });
+
+  it("gRPC-Web", async () => {
+    expect(await grpcWebRaw(garbage)).toBe(String(Code.InvalidArgument));
+  });
+
+  it("legacy protobuf", async () => {
+    const res = await legacy(h, {
+      method: "POST",
+      path: `/UpdateSubscriptions?boxId=${BOX}&userId=${USERS.clerk.userId}`,
+      headers: { authorization: auth },
+      body: Buffer.from([0x0a, 0x05, 0x0a]),
+    });
+    expect(res.status).toBe(400);
+  });
+
+  it("legacy JSON", async () => {
+    const res = await legacy(h, {
+      method: "POST",
+      path: `/UpdateSubscriptions?boxId=${BOX}&userId=${USERS.clerk.userId}`,
+      headers: { authorization: auth, "content-type": "application/json" },
+      body: "[",
+    });
+    expect(res.status).toBe(400);
+  });
+
+  it("and nothing was stored by any of them", async () => {
+    expect(await stored()).toEqual({ News: false });
+  });
+});
+
+/** A SubscriptionsToUpdate whose encoding is exactly `size` bytes (one Subscription with a long unknown Id). */
+function bodyOfSize(size: number): Uint8Array {
+  let idLength = size - 10;
+  for (;;) {
+    const bytes = toBinary(
+      SubscriptionsToUpdateSchema,
+      create(SubscriptionsToUpdateSchema, {
+        Subscriptions: [
+          create(SubscriptionSchema, { Id: "x".repeat(idLength), IsSubscribed: true }),
+        ],
+      }),
+    );
+    if (bytes.length === size) return bytes;
+    idLength += size - bytes.length;
+  }
+}
+
+/** An UpdateSubscriptionsRequest whose encoding is exactly `size` bytes. */
+function requestOfSize(size: number) {
+  const head = toBinary(
+    method.input,
+    create(method.input, { boxId: BOX, userId: USERS.clerk.userId }),
+  ).length;
+  let inner = size - head - 4;
+  for (;;) {
+    const subscriptions = create(SubscriptionsToUpdateSchema, {
+      Subscriptions: [create(SubscriptionSchema, { Id: "x".repeat(inner), IsSubscribed: true })],
+    });
+    const request = create(method.input, { boxId: BOX, userId: USERS.clerk.userId, subscriptions });
+    const length = toBinary(method.input, request).length;
+    if (length === size) return request;
+    inner += size - length;
+  }
+}
+
+describe("the size limit (1 MiB) on every protocol: exactly the limit passes, one byte more does not", () => {
+  it.each(RPC_PROTOCOLS.filter((p) => p !== "connect-json"))("%s", async (protocol) => {
+    const atLimit = await callRpc(h, protocol, method, requestOfSize(MAX_REQUEST_BYTES), auth);
+    // Past the size check: the domain refuses the unknown Id.
+    expect(atLimit).toMatchObject({ ok: false, code: Code.InvalidArgument });
+    const over = await callRpc(h, protocol, method, requestOfSize(MAX_REQUEST_BYTES + 1), auth);
+    expect(over).toMatchObject({ ok: false, code: Code.ResourceExhausted });
+  });
+
+  it.each([
+    ["legacy protobuf", {}],
+    [
+      "legacy JSON (the same bytes, declared as protobuf by omission)",
+      { accept: "application/json" },
+    ],
+  ])("%s: at the limit 400, one byte over 413 Http.PayloadTooLarge", async (_name, extra) => {
+    const path = `/UpdateSubscriptions?boxId=${BOX}&userId=${USERS.clerk.userId}`;
+    const at = await legacy(h, {
+      method: "POST",
+      path,
+      headers: { authorization: auth, ...extra },
+      body: bodyOfSize(MAX_REQUEST_BYTES),
+    });
+    expect(at.status).toBe(400);
+    expect(at.headers["x-service-errorcode"]).toBe("Subscriptions.UnknownId");
+    const over = await legacy(h, {
+      method: "POST",
+      path,
+      headers: { authorization: auth, ...extra },
+      body: bodyOfSize(MAX_REQUEST_BYTES + 1),
+    });
+    expect(over.status).toBe(413);
+    expect(over.headers["x-service-errorcode"]).toBe("Http.PayloadTooLarge");
+  });
+
+  it("legacy JSON body one byte over the limit: 413", async () => {
+    const text = JSON.stringify({ Subscriptions: [{ Id: "x", IsSubscribed: "true" }] });
+    const body = text.replace('"x"', `"${"x".repeat(MAX_REQUEST_BYTES + 2 - text.length)}"`);
+    expect(Buffer.byteLength(body)).toBe(MAX_REQUEST_BYTES + 1);
+    const res = await legacy(h, {
+      method: "POST",
+      path: `/UpdateSubscriptions?boxId=${BOX}&userId=${USERS.clerk.userId}`,
+      headers: { authorization: auth, "content-type": "application/json" },
+      body,
+    });
+    expect(res.status).toBe(413);
+  });
+
+  it("a chunked legacy body over the limit (no Content-Length): 413, and the connection still answers", async () => {
+    const res = await new Promise<number>((resolve, reject) => {
+      const req = http.request(
+        {
+          host: "127.0.0.1",
+          port: h.port,
+          method: "POST",
+          path: `/UpdateSubscriptions?boxId=${BOX}&userId=${USERS.clerk.userId}`,
+          headers: { authorization: auth },
+        },
+        (r) => {
+          r.resume();
+          resolve(r.statusCode ?? 0);
+        },
+      );
+      req.on("error", reject);
+      for (let i = 0; i < 17; i++) req.write(Buffer.alloc(64 * 1024, 0x0a));
+      req.end();
+    });
+    expect(res).toBe(413);
+    expect(await stored()).toEqual({ News: false });
+  });
+});
