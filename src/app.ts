@@ -10,6 +10,7 @@ import type { Database } from "./storage/database";
 import { createEmployeeStore } from "./storage/employee-store";
 import { guardStore } from "./storage/errors";
 import { createMessageStore } from "./storage/message-store";
+import { createReadCache, type ReadCacheOptions } from "./storage/read-cache";
 
 export interface App extends DeletionMarkDeps, CounteragentDeps {
   readonly credentials: CredentialStore;
@@ -21,15 +22,31 @@ export interface App extends DeletionMarkDeps, CounteragentDeps {
 export interface AppOptions {
   /** How long a health check waits for the database. */
   readonly healthTimeoutMs: number;
+  /** The cache of credentials, employee rights and boxes (README "Caching"). */
+  readonly cache: ReadCacheOptions;
   readonly now?: Clock;
 }
 
 export function createApp(database: Database, log: Logger, options: AppOptions): App {
   const { db } = database;
+  const cached = <V>(load: (key: string) => Promise<V>) => createReadCache(load, options.cache);
+  const credentials = guardStore(createCredentialStore(db));
+  const boxes = guardStore(createBoxStore(db));
+  const employees = guardStore(createEmployeeStore(db));
+  const rights = cached((key) => {
+    const [boxId = "", userId = ""] = key.split("\u0000");
+    return employees.findRights(boxId, userId);
+  });
   return {
-    credentials: guardStore(createCredentialStore(db)),
-    boxes: guardStore(createBoxStore(db)),
-    employees: guardStore(createEmployeeStore(db)),
+    credentials: {
+      findApiClient: cached((keyHash) => credentials.findApiClient(keyHash)),
+      findToken: cached((tokenHash) => credentials.findToken(tokenHash)),
+    },
+    boxes: { findBox: cached((boxId) => boxes.findBox(boxId)) },
+    employees: {
+      ...employees,
+      findRights: (boxId, userId) => rights(`${boxId}\u0000${userId}`),
+    },
     messages: guardStore(createMessageStore(db)),
     counteragents: guardStore(createCounteragentStore(db)),
     now: options.now ?? (() => new Date()),

@@ -49,6 +49,9 @@ export interface Config {
   readonly seedFile: string | undefined;
   readonly logLevel: LogLevel;
   readonly timeouts: Timeouts;
+  /** Credentials, employee rights and boxes are reused for this long (0: no cache). */
+  readonly authCacheTtlMs: number;
+  readonly authCacheMaxEntries: number;
 }
 
 export class ConfigError extends Error {
@@ -111,6 +114,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const k = key as keyof Timeouts;
     timeouts[k] = integer(name, DEFAULT_TIMEOUTS[k], min, max);
   }
+  const authCacheTtlMs = integer("AUTH_CACHE_TTL_S", 5, 0, 300) * 1000;
+  const authCacheMaxEntries = integer("AUTH_CACHE_MAX_ENTRIES", 10_000, 1, 10_000_000);
   // Node refuses a headers timeout above the request timeout.
   if (timeouts.headersMs > timeouts.requestMs) {
     problems.push("HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS");
@@ -126,5 +131,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     seedFile,
     logLevel,
     timeouts: Object.freeze(timeouts),
+    authCacheTtlMs,
+    authCacheMaxEntries,
   });
 }

@@ -56,7 +56,10 @@ async function main(): Promise<void> {
     throw error;
   }
 
-  const app = createApp(database, log, { healthTimeoutMs: config.timeouts.healthMs });
+  const app = createApp(database, log, {
+    healthTimeoutMs: config.timeouts.healthMs,
+    cache: { ttlMs: config.authCacheTtlMs, maxEntries: config.authCacheMaxEntries },
+  });
   const service = createService(app, config.timeouts);
   // Signals are handled from before the first connection can arrive.
   let stopping = false;

@@ -2,9 +2,18 @@
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { SubscriptionService } from "../gen/docflow/api/v1/subscriptions_pb";
-import { parseServiceAuth } from "../src/domain/auth";
-import { authHeader, BOX, DISABLED_KEY, ENDED_BOX, KEY, OTHER_BOX, USERS } from "./support/fixture";
-import { legacy, useHarness } from "./support/harness";
+import { hashSecret, parseServiceAuth } from "../src/domain/auth";
+import {
+  authHeader,
+  BOX,
+  baseFixture,
+  DISABLED_KEY,
+  ENDED_BOX,
+  KEY,
+  OTHER_BOX,
+  USERS,
+} from "./support/fixture";
+import { legacy, startHarness, TEST_TIMEOUTS, useHarness } from "./support/harness";
 import { call, PROTOCOLS } from "./support/protocols";
 
 const get = SubscriptionService.method.getSubscriptions;
@@ -168,5 +177,24 @@ describe("no secrets in logs", () => {
       headers: { "x-request-id": "bad id with spaces" },
     });
     expect(fresh.headers["x-request-id"]).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
+describe("caching of credentials and rights (README: Caching)", () => {
+  it("a client disabled in the database is refused once the cache's time to live has passed", async () => {
+    const own = await startHarness(baseFixture(), TEST_TIMEOUTS, { ttlMs: 300, maxEntries: 100 });
+    try {
+      const path = `/GetSubscriptions?boxId=${BOX}&userId=${USERS.admin.userId}`;
+      const headers = { authorization: authHeader("admin") };
+      expect((await legacy(own, { method: "GET", path, headers })).status).toBe(200);
+      await own.db
+        .collection("apiClients")
+        .updateOne({ _id: hashSecret(KEY) as never }, { $set: { enabled: false } });
+      await new Promise((r) => setTimeout(r, 400));
+      const res = await legacy(own, { method: "GET", path, headers });
+      expect(res.status).toBe(401);
+    } finally {
+      await own.close();
+    }
   });
 });

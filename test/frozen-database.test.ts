@@ -6,7 +6,7 @@
  * always starts its own embedded server, since it must pause that process.
  */
 import http from "node:http";
-import { create } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -19,7 +19,7 @@ import { createLogger } from "../src/log";
 import { type Database, openDatabase } from "../src/storage/database";
 import { type EmbeddedServer, startEmbeddedServer } from "../src/storage/embedded-server";
 import { authHeader, BOX, baseFixture, USERS } from "./support/fixture";
-import { callRpc, type Harness, legacy, TEST_TIMEOUTS } from "./support/harness";
+import { callRpc, type Harness, legacy, TEST_CACHE, TEST_TIMEOUTS } from "./support/harness";
 
 const DEADLINE_MS = 1_500;
 let h: Harness;
@@ -34,7 +34,7 @@ beforeAll(async () => {
   const app = createApp(
     database,
     createLogger("info", (l) => logs.push(l)),
-    { healthTimeoutMs: 300 },
+    { healthTimeoutMs: 300, cache: TEST_CACHE },
   );
   const service = createService(app, {
     ...TEST_TIMEOUTS,
@@ -132,7 +132,7 @@ describe("a frozen database", () => {
           `/${method.parent.typeName}/${method.name}`,
           (b: Buffer) => b,
           (b: Buffer) => b,
-          Buffer.alloc(0),
+          Buffer.from(toBinary(method.input, request())),
           metadata,
           { deadline: Date.now() + 200 },
           (e) => resolve(e),

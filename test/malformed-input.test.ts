@@ -220,6 +220,7 @@ describe("the size limit (1 MiB) on every protocol: exactly the limit passes, on
           method: "POST",
           path: `/UpdateSubscriptions?boxId=${BOX}&userId=${USERS.clerk.userId}`,
           headers: { authorization: auth },
+          agent: false,
         },
         (r) => {
           r.resume();

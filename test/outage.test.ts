@@ -10,7 +10,7 @@ import { createLogger } from "../src/log";
 import { openDatabase } from "../src/storage/database";
 import { startTestDatabase, type TestDatabase } from "./support/database";
 import { authHeader, BOX, baseFixture, USERS } from "./support/fixture";
-import { callRpc, type Harness, legacy, TEST_TIMEOUTS } from "./support/harness";
+import { callRpc, type Harness, legacy, TEST_CACHE, TEST_TIMEOUTS } from "./support/harness";
 
 let h: Harness;
 let testDb: TestDatabase;
@@ -27,7 +27,7 @@ beforeAll(async () => {
   const app = createApp(
     database,
     createLogger("info", (l) => logs.push(l)),
-    { healthTimeoutMs: 1_000 },
+    { healthTimeoutMs: 1_000, cache: TEST_CACHE },
   );
   const service = createService(app, { ...TEST_TIMEOUTS, shutdownMs: 1_000 });
   const { port } = await service.listen(0, "127.0.0.1");

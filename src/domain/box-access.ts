@@ -4,7 +4,7 @@
  * caller without access learns nothing about the box.
  */
 import { permissionDenied, subscriptionEnded } from "./errors";
-import type { Box, Caller, Employee } from "./model";
+import type { Box, Caller, EmployeeRights } from "./model";
 import type { BoxStore, Clock, EmployeeStore } from "./ports";
 
 export interface BoxAccessDeps {
@@ -15,8 +15,8 @@ export interface BoxAccessDeps {
 
 export interface BoxAccess {
   readonly box: Box;
-  /** The caller's own employee record in the box. */
-  readonly self: Employee;
+  /** The caller's own rights in the box. */
+  readonly self: EmployeeRights;
 }
 
 export async function openBox(
@@ -25,7 +25,7 @@ export async function openBox(
   boxId: string,
 ): Promise<BoxAccess> {
   const [self, box] = await Promise.all([
-    deps.employees.findEmployee(boxId, caller.userId),
+    deps.employees.findRights(boxId, caller.userId),
     deps.boxes.findBox(boxId),
   ]);
   if (!self || !box) {

@@ -54,13 +54,16 @@ export async function getCounteragentsFromGroup(
   }
   const { boxId, counteragentGroupId } = scope;
   const status = CounteragentStatus.IsMyCounteragent;
-  const [exists, page, totalCount] = await Promise.all([
-    counteragentGroupId === DEFAULT_GROUP_ID
-      ? Promise.resolve(true)
-      : deps.counteragents.groupExists(boxId, counteragentGroupId),
+  const [page, totalCount] = await Promise.all([
     deps.counteragents.listMembers(boxId, counteragentGroupId, status, after, count),
     deps.counteragents.countMembers(boxId, counteragentGroupId, status),
   ]);
+  // A member never points at a group that does not exist (SPEC §6.4), so only
+  // an empty page needs the group itself looked up: one round trip fewer.
+  const exists =
+    page.length > 0 ||
+    counteragentGroupId === DEFAULT_GROUP_ID ||
+    (await deps.counteragents.groupExists(boxId, counteragentGroupId));
   if (!exists) {
     throw notFound(
       `the box has no counteragent group "${counteragentGroupId}"`,

@@ -1,10 +1,10 @@
 /** Which documents an employee reaches, by DocumentAccessLevel over the department tree (SPEC §5). */
-import { type Box, DocumentAccessLevel, type Employee, HEAD_DEPARTMENT_ID } from "./model";
+import { type Box, DocumentAccessLevel, type EmployeeRights, HEAD_DEPARTMENT_ID } from "./model";
 
 export type DepartmentFilter = (departmentId: string) => boolean;
 
 /** A test of "does this employee reach documents of that department". */
-export function reachableDepartments(employee: Employee, box: Box): DepartmentFilter {
+export function reachableDepartments(employee: EmployeeRights, box: Box): DepartmentFilter {
   switch (employee.documentAccessLevel) {
     case DocumentAccessLevel.AllDocuments:
       return () => true;

@@ -34,7 +34,8 @@ export interface Box {
   readonly departments: readonly Department[];
 }
 
-export interface Employee {
+/** What an employee may do in a box: everything the access checks read. */
+export interface EmployeeRights {
   readonly boxId: string;
   readonly userId: string;
   readonly isAdministrator: boolean;
@@ -43,6 +44,9 @@ export interface Employee {
   readonly documentAccessLevel: DocumentAccessLevel;
   readonly userDepartmentId: string;
   readonly selectedDepartmentIds: readonly string[];
+}
+
+export interface Employee extends EmployeeRights {
   /** Only the subscriptions ever set; the others are subscribed. */
   readonly subscriptions: Readonly<Record<string, boolean>>;
 }

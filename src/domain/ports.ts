@@ -7,6 +7,7 @@ import type {
   DeletionMarks,
   DocflowMessage,
   Employee,
+  EmployeeRights,
   GroupPosition,
 } from "./model";
 
@@ -22,6 +23,9 @@ export interface BoxStore {
 }
 
 export interface EmployeeStore {
+  /** The employee's rights; may be served from a short-lived cache (README "Caching"). */
+  findRights(boxId: string, userId: string): Promise<EmployeeRights | null>;
+  /** The whole employee record, subscriptions included, as stored now. */
   findEmployee(boxId: string, userId: string): Promise<Employee | null>;
   /**
    * Sets the given subscriptions in one atomic update, leaving the others as

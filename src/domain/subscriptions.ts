@@ -2,7 +2,7 @@
 import type { BoxAccessDeps } from "./box-access";
 import { openBox } from "./box-access";
 import { invalidArgument, notFound, permissionDenied } from "./errors";
-import type { Caller, Employee } from "./model";
+import type { Caller, Employee, EmployeeRights } from "./model";
 import { requireId } from "./validate";
 
 /** Every kind of e-mail notification, in the order the API lists them. */
@@ -98,7 +98,11 @@ function checkChanges(changes: readonly SubscriptionChange[]): Record<string, bo
 }
 
 /** Administrators of the box, or the employee himself (SPEC §6.3). */
-async function authorize(deps: BoxAccessDeps, caller: Caller, ref: EmployeeRef): Promise<Employee> {
+async function authorize(
+  deps: BoxAccessDeps,
+  caller: Caller,
+  ref: EmployeeRef,
+): Promise<EmployeeRights> {
   const { self } = await openBox(deps, caller, ref.boxId);
   if (!self.isAdministrator && self.userId !== ref.userId) {
     throw permissionDenied("only an administrator of the box or the employee himself may do this");
@@ -111,9 +115,9 @@ async function findTarget(
   caller: Caller,
   ref: EmployeeRef,
 ): Promise<Employee> {
-  const self = await authorize(deps, caller, ref);
-  const target =
-    self.userId === ref.userId ? self : await deps.employees.findEmployee(ref.boxId, ref.userId);
+  await authorize(deps, caller, ref);
+  // Read fresh, also for the caller himself: rights may come from a cache, subscriptions never do.
+  const target = await deps.employees.findEmployee(ref.boxId, ref.userId);
   if (!target) {
     throw employeeNotFound(ref.userId);
   }

@@ -1,6 +1,6 @@
 /** Employees of boxes: rights and e-mail notification subscriptions. */
 import type { Db } from "mongodb";
-import type { DocumentAccessLevel, Employee } from "../domain/model";
+import type { DocumentAccessLevel, Employee, EmployeeRights } from "../domain/model";
 import type { EmployeeStore } from "../domain/ports";
 import { Collections } from "./collections";
 
@@ -17,25 +17,45 @@ export interface EmployeeDocument {
   subscriptions: Record<string, boolean>;
 }
 
+/** Only the fields the access checks read. */
+const RIGHTS_PROJECTION = {
+  _id: 0,
+  boxId: 1,
+  userId: 1,
+  isAdministrator: 1,
+  canManageCounteragents: 1,
+  canDeleteRestoreDocuments: 1,
+  documentAccessLevel: 1,
+  userDepartmentId: 1,
+  selectedDepartmentIds: 1,
+} as const;
+
+function toRights(doc: Omit<EmployeeDocument, "subscriptions">): EmployeeRights {
+  return {
+    boxId: doc.boxId,
+    userId: doc.userId,
+    isAdministrator: doc.isAdministrator === true,
+    canManageCounteragents: doc.canManageCounteragents === true,
+    canDeleteRestoreDocuments: doc.canDeleteRestoreDocuments === true,
+    documentAccessLevel: doc.documentAccessLevel,
+    userDepartmentId: doc.userDepartmentId,
+    selectedDepartmentIds: doc.selectedDepartmentIds ?? [],
+  };
+}
+
 export function createEmployeeStore(db: Db): EmployeeStore {
   const employees = db.collection<EmployeeDocument>(Collections.employees);
   return {
+    async findRights(boxId, userId) {
+      const doc = await employees.findOne({ boxId, userId }, { projection: RIGHTS_PROJECTION });
+      return doc ? toRights(doc) : null;
+    },
     async findEmployee(boxId: string, userId: string): Promise<Employee | null> {
       const doc = await employees.findOne({ boxId, userId });
       if (!doc) {
         return null;
       }
-      return {
-        boxId: doc.boxId,
-        userId: doc.userId,
-        isAdministrator: doc.isAdministrator === true,
-        canManageCounteragents: doc.canManageCounteragents === true,
-        canDeleteRestoreDocuments: doc.canDeleteRestoreDocuments === true,
-        documentAccessLevel: doc.documentAccessLevel,
-        userDepartmentId: doc.userDepartmentId,
-        selectedDepartmentIds: doc.selectedDepartmentIds ?? [],
-        subscriptions: { ...(doc.subscriptions ?? {}) },
-      };
+      return { ...toRights(doc), subscriptions: { ...(doc.subscriptions ?? {}) } };
     },
     async setSubscriptions(boxId, userId, changes): Promise<boolean> {
       // One $set of dotted paths: a single-document atomic update, so concurrent

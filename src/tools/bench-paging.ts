@@ -54,6 +54,7 @@ async function main(): Promise<void> {
 
     const app = createApp(database, createLogger("silent"), {
       healthTimeoutMs: DEFAULT_TIMEOUTS.healthMs,
+      cache: { ttlMs: 5_000, maxEntries: 10_000 },
     });
     const service = createService(app, { ...DEFAULT_TIMEOUTS, shutdownMs: 1_000 });
     const { port } = await service.listen(0, "127.0.0.1");

@@ -16,6 +16,7 @@ import { loadFixture } from "../../src/fixtures/load";
 import { createService, type Service } from "../../src/http/server";
 import { createLogger } from "../../src/log";
 import { type Database, openDatabase } from "../../src/storage/database";
+import type { ReadCacheOptions } from "../../src/storage/read-cache";
 import { startTestDatabase, type TestDatabase } from "./database";
 import { baseFixture } from "./fixture";
 
@@ -71,12 +72,16 @@ export function useHarness(
   };
 }
 
+/** The service's own cache settings: tests run the cached path production runs. */
+export const TEST_CACHE = { ttlMs: 5_000, maxEntries: 10_000 };
+
 /** Timeouts of test servers: the service's defaults unless a test asks for others. */
 export const TEST_TIMEOUTS: Timeouts = { ...DEFAULT_TIMEOUTS, shutdownMs: 5_000 };
 
 export async function startHarness(
   fixture: unknown = baseFixture(),
   timeouts: Timeouts = TEST_TIMEOUTS,
+  cache: ReadCacheOptions = TEST_CACHE,
 ): Promise<Harness> {
   const testDb: TestDatabase = await startTestDatabase();
   const database: Database = await openDatabase({
@@ -89,7 +94,7 @@ export async function startHarness(
   const app = createApp(
     database,
     createLogger("info", (line) => logs.push(line)),
-    { healthTimeoutMs: timeouts.healthMs },
+    { healthTimeoutMs: timeouts.healthMs, cache },
   );
   const service = createService(app, timeouts);
   const address = await service.listen(0, "127.0.0.1");
