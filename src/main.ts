@@ -1,10 +1,11 @@
 /** The only place that reads the environment, listens and handles signals. */
-import { createApp } from "./app";
+
 import { ConfigError, loadConfig } from "./config";
+import { createDeps } from "./deps";
 import { demoCommands, demoFixture } from "./fixtures/demo";
 import { FixtureError } from "./fixtures/fixture";
 import { loadFixture, loadFixtureFile } from "./fixtures/load";
-import { createService } from "./http/server";
+import { createHttpServer } from "./http/server";
 import { createLogger, describeError } from "./log";
 import { openDatabase } from "./storage/database";
 
@@ -56,11 +57,11 @@ async function main(): Promise<void> {
     throw error;
   }
 
-  const app = createApp(database, log, {
+  const deps = createDeps(database, log, {
     healthTimeoutMs: config.timeouts.healthMs,
     cache: { ttlMs: config.authCacheTtlMs, maxEntries: config.authCacheMaxEntries },
   });
-  const service = createService(app, config.timeouts);
+  const server = createHttpServer(deps, config.timeouts);
   // Signals are handled from before the first connection can arrive.
   let stopping = false;
   const stop = async (signal: string) => {
@@ -70,7 +71,7 @@ async function main(): Promise<void> {
     }
     stopping = true;
     log.info("shutting down", { signal });
-    await service.close();
+    await server.close();
     await database.close();
     log.info("stopped");
     process.exit(0);
@@ -83,7 +84,7 @@ async function main(): Promise<void> {
     await stop(early);
     return;
   }
-  const address = await service.listen(config.port, config.host);
+  const address = await server.listen(config.port, config.host);
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const baseUrl = `http://${host}:${address.port}`;
   log.info("listening", { url: baseUrl, database: database.mode });

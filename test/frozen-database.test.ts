@@ -12,9 +12,9 @@ import * as grpc from "@grpc/grpc-js";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SubscriptionService } from "../gen/docflow/api/v1/subscriptions_pb";
 import { Health, HealthCheckResponse_ServingStatus } from "../gen/grpc/health/v1/health_pb";
-import { createApp } from "../src/app";
+import { createDeps } from "../src/deps";
 import { loadFixture } from "../src/fixtures/load";
-import { createService } from "../src/http/server";
+import { createHttpServer } from "../src/http/server";
 import { createLogger } from "../src/log";
 import { type Database, openDatabase } from "../src/storage/database";
 import { type EmbeddedServer, startEmbeddedServer } from "../src/storage/embedded-server";
@@ -31,25 +31,25 @@ beforeAll(async () => {
   server = await startEmbeddedServer("frozen");
   database = await openDatabase({ uri: server.uri, name: "frozen", operationTimeoutMs: 300 });
   await loadFixture(database.db, baseFixture());
-  const app = createApp(
+  const deps = createDeps(
     database,
     createLogger("info", (l) => logs.push(l)),
     { healthTimeoutMs: 300, cache: TEST_CACHE },
   );
-  const service = createService(app, {
+  const httpServer = createHttpServer(deps, {
     ...TEST_TIMEOUTS,
     callDeadlineMs: DEADLINE_MS,
     healthMs: 300,
   });
-  const { port } = await service.listen(0, "127.0.0.1");
+  const { port } = await httpServer.listen(0, "127.0.0.1");
   h = {
     baseUrl: `http://127.0.0.1:${port}`,
     port,
     db: database.db,
-    app,
-    service,
+    deps,
+    server: httpServer,
     logs,
-    close: () => service.close(),
+    close: () => httpServer.close(),
   };
 });
 afterAll(async () => {

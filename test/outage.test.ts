@@ -3,9 +3,9 @@ import { create } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SubscriptionService } from "../gen/docflow/api/v1/subscriptions_pb";
-import { createApp } from "../src/app";
+import { createDeps } from "../src/deps";
 import { loadFixture } from "../src/fixtures/load";
-import { createService } from "../src/http/server";
+import { createHttpServer } from "../src/http/server";
 import { createLogger } from "../src/log";
 import { openDatabase } from "../src/storage/database";
 import { startTestDatabase, type TestDatabase } from "./support/database";
@@ -24,23 +24,23 @@ beforeAll(async () => {
     operationTimeoutMs: 2_000,
   });
   await loadFixture(database.db, baseFixture());
-  const app = createApp(
+  const deps = createDeps(
     database,
     createLogger("info", (l) => logs.push(l)),
     { healthTimeoutMs: 1_000, cache: TEST_CACHE },
   );
-  const service = createService(app, { ...TEST_TIMEOUTS, shutdownMs: 1_000 });
-  const { port } = await service.listen(0, "127.0.0.1");
+  const server = createHttpServer(deps, { ...TEST_TIMEOUTS, shutdownMs: 1_000 });
+  const { port } = await server.listen(0, "127.0.0.1");
   // The database goes away while the service runs.
   await database.close();
   h = {
     baseUrl: `http://127.0.0.1:${port}`,
     port,
     db: database.db,
-    app,
-    service,
+    deps,
+    server,
     logs,
-    close: () => service.close(),
+    close: () => server.close(),
   };
 });
 afterAll(async () => {

@@ -15,8 +15,8 @@ import {
   universalResponseToNodeResponse,
 } from "@connectrpc/connect-node";
 import { protoComments } from "../../gen/proto-comments";
-import type { App } from "../app";
 import type { Timeouts } from "../config";
+import type { Deps } from "../deps";
 import { createLegacyBridge } from "../legacy/bridge";
 import { buildOpenApi } from "../legacy/openapi";
 import { describeError } from "../log";
@@ -33,14 +33,14 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Longest part of an unknown path that is echoed or logged. */
 const MAX_SHOWN_PATH = 200;
 
-export interface Service {
+export interface HttpServer {
   listen(port: number, host: string): Promise<AddressInfo>;
   /** Stops accepting, lets in-flight calls finish, then closes every connection. */
   close(): Promise<void>;
 }
 
-export function createService(app: App, timeouts: Timeouts): Service {
-  const pipeline = createPipeline(app, { callDeadlineMs: timeouts.callDeadlineMs });
+export function createHttpServer(deps: Deps, timeouts: Timeouts): HttpServer {
+  const pipeline = createPipeline(deps, { callDeadlineMs: timeouts.callDeadlineMs });
   const rpcPaths = new Map<string, UniversalHandler>(
     pipeline.handlers.map((h) => [h.requestPath, h]),
   );
@@ -64,7 +64,7 @@ export function createService(app: App, timeouts: Timeouts): Service {
     let route: string | undefined;
     let protocol = "http";
     res.once("close", () => {
-      app.log.info("request", {
+      deps.log.info("request", {
         requestId,
         method: req.method,
         path: path.slice(0, MAX_SHOWN_PATH),
@@ -129,7 +129,7 @@ export function createService(app: App, timeouts: Timeouts): Service {
         // The client went away mid-answer: the access log line says 499; nothing failed here.
         return;
       }
-      app.log.error("request failed", { requestId, path, ...describeError(error) });
+      deps.log.error("request failed", { requestId, path, ...describeError(error) });
       sendError(req, res, legacyError(500, INTERNAL_MESSAGE));
     });
   };
@@ -140,13 +140,13 @@ export function createService(app: App, timeouts: Timeouts): Service {
       sendError(req, res, legacyError(405, "use GET for /healthz"), { allow: "GET, HEAD" });
       return;
     }
-    const ok = !stopping && (await app.healthy());
+    const ok = !stopping && (await deps.healthy());
     sendJson(res, ok ? 200 : 503, {
       status: ok ? "ok" : stopping ? "stopping" : "database unavailable",
     });
   };
 
-  const listener = createListener(onRequest, timeouts, app.log);
+  const listener = createListener(onRequest, timeouts, deps.log);
   return {
     listen: (port, host) => listener.listen(port, host),
     async close() {

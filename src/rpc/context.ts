@@ -1,9 +1,9 @@
 /** Typed context keys through which the front and the interceptors hand values to handlers. */
 import { createContextKey, type HandlerContext } from "@connectrpc/connect";
-import type { App } from "../app";
+import type { Deps } from "../deps";
 import type { Caller } from "../domain/model";
 
-export const appKey = createContextKey<App | undefined>(undefined, { description: "app" });
+export const depsKey = createContextKey<Deps | undefined>(undefined, { description: "deps" });
 export const callerKey = createContextKey<Caller | undefined>(undefined, {
   description: "caller",
 });
@@ -18,12 +18,12 @@ export const shutdownKey = createContextKey<AbortSignal>(new AbortController().s
   description: "shutdown",
 });
 
-export function appOf(ctx: HandlerContext): App {
-  const app = ctx.values.get(appKey);
-  if (!app) {
-    throw new Error("the app interceptor did not run");
+export function depsOf(ctx: HandlerContext): Deps {
+  const deps = ctx.values.get(depsKey);
+  if (!deps) {
+    throw new Error("the deps interceptor did not run");
   }
-  return app;
+  return deps;
 }
 
 export function callerOf(ctx: HandlerContext): Caller {

@@ -7,15 +7,15 @@ import {
   RestoreResponseSchema,
 } from "../../gen/docflow/api/v1/documents_pb";
 import { deleteMarks, restore } from "../domain/deletion-marks";
-import { appOf, callerOf } from "./context";
+import { callerOf, depsOf } from "./context";
 
 export const documentService: ServiceImpl<typeof DocumentService> = {
   async restore(req, ctx) {
-    await restore(appOf(ctx), callerOf(ctx), req);
+    await restore(depsOf(ctx), callerOf(ctx), req);
     return create(RestoreResponseSchema);
   },
   async delete(req, ctx) {
-    await deleteMarks(appOf(ctx), callerOf(ctx), req);
+    await deleteMarks(depsOf(ctx), callerOf(ctx), req);
     return create(DeleteResponseSchema);
   },
 };

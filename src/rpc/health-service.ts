@@ -8,7 +8,7 @@ import {
   HealthCheckResponseSchema,
   HealthCheckResponse_ServingStatus as Status,
 } from "../../gen/grpc/health/v1/health_pb";
-import { appOf, shutdownKey } from "./context";
+import { depsOf, shutdownKey } from "./context";
 
 /** "" is the whole server; the others are our services. */
 const KNOWN_SERVICES: ReadonlySet<string> = new Set([
@@ -22,7 +22,7 @@ async function status(service: string, ctx: HandlerContext): Promise<HealthCheck
   if (!KNOWN_SERVICES.has(service)) {
     throw new ConnectError(`unknown service "${service.slice(0, 100)}"`, Code.NotFound);
   }
-  const healthy = await appOf(ctx).healthy();
+  const healthy = await depsOf(ctx).healthy();
   return create(HealthCheckResponseSchema, {
     status: healthy ? Status.SERVING : Status.NOT_SERVING,
   });

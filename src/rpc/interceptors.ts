@@ -1,13 +1,13 @@
 /**
  * The pipeline every call goes through, on every protocol and on the legacy
- * paths alike: error mapping → app → deadline → authentication → required fields.
+ * paths alike: error mapping → deps → deadline → authentication → required fields.
  */
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
-import type { App } from "../app";
+import type { Deps } from "../deps";
 import { authenticate } from "../domain/auth";
 import { DomainError, ErrorKind, invalidArgument } from "../domain/errors";
 import { describeError, type Logger } from "../log";
-import { appKey, callerKey, requestIdKey } from "./context";
+import { callerKey, depsKey, requestIdKey } from "./context";
 import { domainToConnectError, INTERNAL_MESSAGE } from "./error-table";
 import { findMissingRequiredField } from "./required-fields";
 
@@ -15,25 +15,25 @@ import { findMissingRequiredField } from "./required-fields";
 const PUBLIC_SERVICES: ReadonlySet<string> = new Set(["grpc.health.v1.Health"]);
 
 /** Maps domain errors through the error table; hides everything unexpected, logging its cause. */
-export function createErrorInterceptor(app: App): Interceptor {
+export function createErrorInterceptor(deps: Deps): Interceptor {
   return (next) => async (req) => {
     try {
       return await next(req);
     } catch (error) {
-      throw toConnectError(app, error, req.method.name, req.contextValues.get(requestIdKey));
+      throw toConnectError(deps, error, req.method.name, req.contextValues.get(requestIdKey));
     }
   };
 }
 
 export function toConnectError(
-  app: App,
+  deps: Deps,
   error: unknown,
   rpc: string,
   requestId: string | undefined,
 ): ConnectError {
   if (error instanceof DomainError) {
     if (error.kind === ErrorKind.Unavailable) {
-      app.log.error("database unavailable", { requestId, rpc, ...describeError(error.cause) });
+      deps.log.error("database unavailable", { requestId, rpc, ...describeError(error.cause) });
     }
     return domainToConnectError(error);
   }
@@ -44,14 +44,14 @@ export function toConnectError(
   ) {
     return error;
   }
-  app.log.error("unexpected error", { requestId, rpc, ...describeError(error) });
+  deps.log.error("unexpected error", { requestId, rpc, ...describeError(error) });
   return new ConnectError(INTERNAL_MESSAGE, Code.Internal, undefined, undefined, error);
 }
 
-/** Hands the app to the handlers. */
-export function createAppInterceptor(app: App): Interceptor {
+/** Hands the dependencies to the handlers. */
+export function createDepsInterceptor(deps: Deps): Interceptor {
   return (next) => (req) => {
-    req.contextValues.set(appKey, app);
+    req.contextValues.set(depsKey, deps);
     return next(req);
   };
 }
@@ -104,10 +104,14 @@ export function createDeadlineInterceptor(defaultMs: number, log: Logger): Inter
 }
 
 /** ServiceAuth on every call but the public services (SPEC §5). */
-export function createAuthInterceptor(app: App): Interceptor {
+export function createAuthInterceptor(deps: Deps): Interceptor {
   return (next) => async (req) => {
     if (!PUBLIC_SERVICES.has(req.service.typeName)) {
-      const caller = await authenticate(req.header.get("authorization"), app.credentials, app.now);
+      const caller = await authenticate(
+        req.header.get("authorization"),
+        deps.credentials,
+        deps.now,
+      );
       req.contextValues.set(callerKey, caller);
     }
     return next(req);

@@ -14,14 +14,14 @@ import {
   type MethodImplSpec,
 } from "@connectrpc/connect";
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
-import type { App } from "../app";
+import type { Deps } from "../deps";
 import { CounteragentService, counteragentService } from "./counteragent-service";
 import { DocumentService, documentService } from "./document-service";
 import { Health, healthService } from "./health-service";
 import {
-  createAppInterceptor,
   createAuthInterceptor,
   createDeadlineInterceptor,
+  createDepsInterceptor,
   createErrorInterceptor,
   requiredFieldsInterceptor,
 } from "./interceptors";
@@ -62,12 +62,12 @@ export interface PipelineOptions {
   readonly callDeadlineMs: number;
 }
 
-export function createPipeline(app: App, options: PipelineOptions): Pipeline {
+export function createPipeline(deps: Deps, options: PipelineOptions): Pipeline {
   const interceptors: Interceptor[] = [
-    createErrorInterceptor(app),
-    createAppInterceptor(app),
-    createDeadlineInterceptor(options.callDeadlineMs, app.log),
-    createAuthInterceptor(app),
+    createErrorInterceptor(deps),
+    createDepsInterceptor(deps),
+    createDeadlineInterceptor(options.callDeadlineMs, deps.log),
+    createAuthInterceptor(deps),
     requiredFieldsInterceptor,
   ];
   const router = createConnectRouter({ interceptors, readMaxBytes: MAX_REQUEST_BYTES });

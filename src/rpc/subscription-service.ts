@@ -12,18 +12,18 @@ import {
   type SubscriptionState,
   updateSubscriptions,
 } from "../domain/subscriptions";
-import { appOf, callerOf } from "./context";
+import { callerOf, depsOf } from "./context";
 
 export const subscriptionService: ServiceImpl<typeof SubscriptionService> = {
   async getSubscriptions(req, ctx) {
-    const states = await getSubscriptions(appOf(ctx), callerOf(ctx), {
+    const states = await getSubscriptions(depsOf(ctx), callerOf(ctx), {
       boxId: req.boxId,
       userId: req.userId,
     });
     return toEmployeeSubscriptions(states);
   },
   async updateSubscriptions(req, ctx) {
-    const states = await updateSubscriptions(appOf(ctx), callerOf(ctx), {
+    const states = await updateSubscriptions(depsOf(ctx), callerOf(ctx), {
       boxId: req.boxId,
       userId: req.userId,
       changes: (req.subscriptions?.Subscriptions ?? []).map((s) => ({

@@ -9,11 +9,11 @@
 
 import { randomBytes } from "node:crypto";
 import http from "node:http";
-import { createApp } from "../app";
 import { DEFAULT_TIMEOUTS } from "../config";
+import { createDeps } from "../deps";
 import { encodeIndexKey } from "../domain/index-key";
 import { CounteragentStatus } from "../domain/model";
-import { createService } from "../http/server";
+import { createHttpServer } from "../http/server";
 import { createLogger } from "../log";
 import { Collections } from "../storage/collections";
 import {
@@ -52,11 +52,11 @@ async function main(): Promise<void> {
       `${ITERATIONS} timed calls per row after ${WARMUP} warm-up calls; page size ${PAGE}\n`,
     );
 
-    const app = createApp(database, createLogger("silent"), {
+    const deps = createDeps(database, createLogger("silent"), {
       healthTimeoutMs: DEFAULT_TIMEOUTS.healthMs,
       cache: { ttlMs: 5_000, maxEntries: 10_000 },
     });
-    const service = createService(app, { ...DEFAULT_TIMEOUTS, shutdownMs: 1_000 });
+    const service = createHttpServer(deps, { ...DEFAULT_TIMEOUTS, shutdownMs: 1_000 });
     const { port } = await service.listen(0, "127.0.0.1");
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     const collection = database.db.collection<CounteragentDocument>(Collections.counteragents);

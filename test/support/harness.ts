@@ -10,10 +10,10 @@ import type { Db } from "mongodb";
 import { afterAll, beforeAll } from "vitest";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { StatusSchema } from "../../gen/google/rpc/status_pb";
-import { type App, createApp } from "../../src/app";
 import { DEFAULT_TIMEOUTS, type Timeouts } from "../../src/config";
+import { createDeps, type Deps } from "../../src/deps";
 import { loadFixture } from "../../src/fixtures/load";
-import { createService, type Service } from "../../src/http/server";
+import { createHttpServer, type HttpServer } from "../../src/http/server";
 import { createLogger } from "../../src/log";
 import { type Database, openDatabase } from "../../src/storage/database";
 import type { ReadCacheOptions } from "../../src/storage/read-cache";
@@ -24,8 +24,8 @@ export interface Harness {
   readonly baseUrl: string;
   readonly port: number;
   readonly db: Db;
-  readonly app: App;
-  readonly service: Service;
+  readonly deps: Deps;
+  readonly server: HttpServer;
   readonly logs: string[];
   close(): Promise<void>;
 }
@@ -59,11 +59,11 @@ export function useHarness(
     get db() {
       return get().db;
     },
-    get app() {
-      return get().app;
+    get deps() {
+      return get().deps;
     },
-    get service() {
-      return get().service;
+    get server() {
+      return get().server;
     },
     get logs() {
       return get().logs;
@@ -91,22 +91,22 @@ export async function startHarness(
   });
   await loadFixture(database.db, fixture);
   const logs: string[] = [];
-  const app = createApp(
+  const deps = createDeps(
     database,
     createLogger("info", (line) => logs.push(line)),
     { healthTimeoutMs: timeouts.healthMs, cache },
   );
-  const service = createService(app, timeouts);
-  const address = await service.listen(0, "127.0.0.1");
+  const server = createHttpServer(deps, timeouts);
+  const address = await server.listen(0, "127.0.0.1");
   return {
     baseUrl: `http://127.0.0.1:${address.port}`,
     port: address.port,
     db: database.db,
-    app,
-    service,
+    deps,
+    server,
     logs,
     async close() {
-      await service.close();
+      await server.close();
       await database.close();
       await testDb.close();
     },

@@ -1,4 +1,4 @@
-/** The dependencies the handlers reach through the `appKey` context value. */
+/** The dependencies of the handlers (stores, clock, log, health), reached through the `depsKey` context value. */
 import type { CounteragentDeps } from "./domain/counteragents";
 import type { DeletionMarkDeps } from "./domain/deletion-marks";
 import type { Clock, CredentialStore } from "./domain/ports";
@@ -12,14 +12,14 @@ import { guardStore } from "./storage/errors";
 import { createMessageStore } from "./storage/message-store";
 import { createReadCache, type ReadCacheOptions } from "./storage/read-cache";
 
-export interface App extends DeletionMarkDeps, CounteragentDeps {
+export interface Deps extends DeletionMarkDeps, CounteragentDeps {
   readonly credentials: CredentialStore;
   readonly log: Logger;
   /** True when the database answers within the health timeout. */
   readonly healthy: () => Promise<boolean>;
 }
 
-export interface AppOptions {
+export interface DepsOptions {
   /** How long a health check waits for the database. */
   readonly healthTimeoutMs: number;
   /** The cache of credentials, employee rights and boxes (README "Caching"). */
@@ -27,7 +27,7 @@ export interface AppOptions {
   readonly now?: Clock;
 }
 
-export function createApp(database: Database, log: Logger, options: AppOptions): App {
+export function createDeps(database: Database, log: Logger, options: DepsOptions): Deps {
   const { db } = database;
   const cached = <V>(load: (key: string) => Promise<V>) => createReadCache(load, options.cache);
   const credentials = guardStore(createCredentialStore(db));
