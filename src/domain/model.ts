@@ -1,7 +1,10 @@
 /** The records the domain works on, as the stores hand them over. */
 
+/** The all-zeros UUID: the head department and the default group both have it. */
+const NIL_UUID = "00000000-0000-0000-0000-000000000000";
+
 /** Head of every box's department tree. */
-export const HEAD_DEPARTMENT_ID = "00000000-0000-0000-0000-000000000000";
+export const HEAD_DEPARTMENT_ID = NIL_UUID;
 
 export const DocumentAccessLevel = {
   AllDocuments: "AllDocuments",
@@ -85,7 +88,7 @@ export interface DeletionMarks {
 }
 
 /** The default counteragent group: always exists, holds every counteragent not placed elsewhere. */
-export const DEFAULT_GROUP_ID = "00000000-0000-0000-0000-000000000000";
+export const DEFAULT_GROUP_ID = NIL_UUID;
 
 export const CounteragentStatus = {
   IsMyCounteragent: "IsMyCounteragent",

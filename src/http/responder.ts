@@ -19,7 +19,7 @@ export function wantsJson(req: NodeRequest): boolean {
 }
 
 /** Errors are problem+json when the client asked for JSON or for problem+json. */
-export function wantsProblemJson(req: NodeRequest): boolean {
+function wantsProblemJson(req: NodeRequest): boolean {
   return PROBLEM_ACCEPT.test(req.headers.accept ?? "");
 }
 

@@ -6,27 +6,24 @@
  * encoding to protobuf and back in between. The answer is written as legacy
  * protobuf or JSON.
  */
-import { create, type DescMessage, fromBinary, type Message, toBinary } from "@bufbuild/protobuf";
+import { create, type DescMessage, type Message, toBinary } from "@bufbuild/protobuf";
 import {
-  Code,
   ConnectError,
   type ContextValues,
   createHandlerContext,
   type Interceptor,
 } from "@connectrpc/connect";
 import { invokeUnaryImplementation } from "@connectrpc/connect/protocol";
-import { invalidArgument } from "../domain/errors";
 import type { NodeRequest, NodeResponse } from "../http/responder";
 import { sendError, wantsJson } from "../http/responder";
 import { connectToLegacyError, legacyError } from "../rpc/error-table";
-import { MAX_REQUEST_BYTES, type Pipeline, type UnarySpec } from "../rpc/router";
+import type { Pipeline, UnarySpec } from "../rpc/router";
+import { decodeRequest } from "./decode";
 import { type LegacyRoute, legacyRoutesOf } from "./http-rules";
-import { LegacyJsonError, legacyJsonToMessage, messageToLegacyJson } from "./legacy-json";
-import { QueryError, readQuery } from "./query";
+import { messageToLegacyJson } from "./legacy-json";
 
 const PROTOBUF_CONTENT_TYPE = "application/x-protobuf";
 const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
-const JSON_BODY = /^application\/json\s*(;|$)/i;
 
 /** Request headers the pipeline reads; nothing else is copied. */
 const FORWARDED_HEADERS = ["authorization"] as const;
@@ -127,80 +124,6 @@ async function invoke(
     contextValues: values,
   });
   return invokeUnaryImplementation(spec, context, input, interceptors as Interceptor[]);
-}
-
-async function decodeRequest(
-  route: LegacyRoute,
-  req: NodeRequest,
-  query: string,
-): Promise<Message> {
-  const schema = route.method.input;
-  let fields: Record<string, unknown>;
-  try {
-    fields = readQuery(new URLSearchParams(query), route.queryFields);
-  } catch (error) {
-    throw error instanceof QueryError ? invalidArgument(error.message) : error;
-  }
-  if (route.body === "") {
-    req.resume();
-    return create(schema, fields);
-  }
-  const body = await readBody(req);
-  const isJson = JSON_BODY.test(req.headers["content-type"] ?? "");
-  const bodySchema = route.bodyField?.message ?? schema;
-  const bodyMessage = isJson ? decodeJson(bodySchema, body) : decodeBinary(bodySchema, body);
-  if (!route.bodyField) {
-    return Object.assign(bodyMessage, fields);
-  }
-  return create(schema, { ...fields, [route.bodyField.localName]: bodyMessage });
-}
-
-function decodeJson(schema: DescMessage, body: Uint8Array): Message {
-  try {
-    return legacyJsonToMessage(schema, new TextDecoder("utf-8", { fatal: true }).decode(body));
-  } catch (error) {
-    throw invalidArgument(
-      error instanceof LegacyJsonError ? error.message : "the request body is not valid UTF-8",
-    );
-  }
-}
-
-function decodeBinary(schema: DescMessage, body: Uint8Array): Message {
-  try {
-    return fromBinary(schema, body);
-  } catch {
-    throw invalidArgument(`the request body is not a valid protobuf ${schema.name}`);
-  }
-}
-
-const tooLarge = () =>
-  new ConnectError(
-    `the request body is larger than ${MAX_REQUEST_BYTES} bytes`,
-    Code.ResourceExhausted,
-  );
-
-/** The whole body, at most MAX_REQUEST_BYTES; past that the rest is drained and dropped. */
-function readBody(req: NodeRequest): Promise<Uint8Array> {
-  const declared = Number(req.headers["content-length"] ?? 0);
-  if (declared > MAX_REQUEST_BYTES) {
-    req.resume();
-    return Promise.reject(tooLarge());
-  }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_REQUEST_BYTES) chunks.push(chunk);
-    });
-    req.once("end", () => {
-      if (size > MAX_REQUEST_BYTES) reject(tooLarge());
-      else resolve(Buffer.concat(chunks));
-    });
-    req.once("close", () => {
-      if (!req.complete) reject(new ConnectError("the client closed the request", Code.Canceled));
-    });
-  });
 }
 
 function sendMessage(

@@ -10,7 +10,7 @@ import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { type DomainError, ErrorKind } from "../domain/errors";
 
 /** google.rpc.ErrorInfo.domain of the errors this service raises. */
-export const ERROR_DOMAIN = "docflow-api";
+const ERROR_DOMAIN = "docflow-api";
 
 /** Short message shown for every 5xx: details go to the log only. */
 export const INTERNAL_MESSAGE = "unexpected processing error";
@@ -94,16 +94,6 @@ export const STATUS_BY_CODE: Readonly<Record<Code, HttpErrorStatus>> = {
   [Code.Unavailable]: 500,
   [Code.DeadlineExceeded]: 500,
 };
-
-/** Connect codes that mean the server, not the caller, failed (OpenTelemetry's server-error set). */
-export const SERVER_ERROR_CODES: ReadonlySet<Code> = new Set([
-  Code.Unknown,
-  Code.DeadlineExceeded,
-  Code.Unimplemented,
-  Code.Internal,
-  Code.Unavailable,
-  Code.DataLoss,
-]);
 
 export function domainToConnectError(error: DomainError): ConnectError {
   const row = ERROR_TABLE[error.kind];

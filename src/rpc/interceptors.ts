@@ -25,7 +25,7 @@ export function createErrorInterceptor(deps: Deps): Interceptor {
   };
 }
 
-export function toConnectError(
+function toConnectError(
   deps: Deps,
   error: unknown,
   rpc: string,

@@ -29,7 +29,7 @@ export function encodeGrpcMessage(message: string): string {
 }
 
 /** What callers read instead of the parser's own words. */
-export function undecodableMessage(typeName: string): string {
+function undecodableMessage(typeName: string): string {
   return `the request is not a valid protobuf ${typeName}`;
 }
 

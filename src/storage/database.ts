@@ -66,6 +66,6 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
 }
 
 /** Drops user name and password from a connection string. */
-export function redactUri(uri: string): string {
+function redactUri(uri: string): string {
   return uri.replace(/\/\/[^@/]*@/, "//***@");
 }

@@ -52,7 +52,7 @@ const UNAVAILABLE_NAMES: ReadonlySet<string> = new Set([
 ]);
 
 /** True for errors that mean the database cannot be reached or cannot serve right now. */
-export function isUnavailable(error: unknown): boolean {
+function isUnavailable(error: unknown): boolean {
   if (
     error instanceof MongoNetworkError ||
     error instanceof MongoServerSelectionError ||

@@ -49,15 +49,10 @@ export async function writeFixture(db: Db, data: FixtureData): Promise<void> {
 
 const BATCH = 500;
 
-async function upsert(
-  db: Db,
-  collection: string,
-  rows: [Document, Document][],
-  also: Document = {},
-): Promise<void> {
+async function upsert(db: Db, collection: string, rows: [Document, Document][]): Promise<void> {
   for (let i = 0; i < rows.length; i += BATCH) {
     const ops: AnyBulkWriteOperation[] = rows.slice(i, i + BATCH).map(([filter, doc]) => ({
-      updateOne: { filter, update: { $set: doc, ...also }, upsert: true },
+      updateOne: { filter, update: { $set: doc }, upsert: true },
     }));
     await db.collection(collection).bulkWrite(ops, { ordered: true });
   }

@@ -1,0 +1,81 @@
+/** http rules → legacy routes: resolved once, unsupported features refused at start-up, `body: "*"` served. */
+import { create, type MessageInitShape } from "@bufbuild/protobuf";
+import { describe, expect, it } from "vitest";
+import { HttpRuleSchema } from "../../gen/google/api/http_pb";
+import { legacyRoutesOf } from "../../src/legacy/http-rules";
+import { servedMethods } from "../../src/rpc/router";
+import { methodWith } from "../support/echo-service";
+
+describe("legacy routes from http rules", () => {
+  it("our own services: one route per legacy path, fields resolved", () => {
+    const routes = legacyRoutesOf(servedMethods());
+    expect(routes.map((r) => `${r.verb} ${r.path}`).sort()).toEqual([
+      "GET /GetCounteragentsFromGroup",
+      "GET /GetSubscriptions",
+      "POST /Delete",
+      "POST /Restore",
+      "POST /UpdateSubscriptions",
+    ]);
+    const update = routes.find((r) => r.path === "/UpdateSubscriptions");
+    expect(update?.bodyField?.message.typeName).toBe("docflow.legacy.SubscriptionsToUpdate");
+    expect(update?.queryFields.map((f) => f.jsonName)).toEqual(["boxId", "userId"]);
+  });
+
+  it('body "*": the whole request is the body, nothing comes from the query', () => {
+    const [route] = legacyRoutesOf([
+      methodWith({ pattern: { case: "post", value: "/Echo" }, body: "*" }),
+    ]);
+    expect(route).toMatchObject({ verb: "POST", path: "/Echo", body: "*", bodyField: undefined });
+    expect(route?.queryFields).toEqual([]);
+  });
+
+  it("a body field: query fields are the other scalars", () => {
+    const [route] = legacyRoutesOf([
+      methodWith({ pattern: { case: "post", value: "/Echo" }, body: "inner" }),
+    ]);
+    expect(route?.bodyField?.name).toBe("inner");
+    expect(route?.queryFields.map((f) => f.name)).toEqual(["box_id"]);
+  });
+
+  it.each([
+    [
+      "response_body",
+      { pattern: { case: "get", value: "/Echo" }, responseBody: "inner" },
+      /response_body/,
+    ],
+    [
+      "additional_bindings",
+      {
+        pattern: { case: "get", value: "/Echo" },
+        additionalBindings: [create(HttpRuleSchema, { pattern: { case: "get", value: "/Echo2" } })],
+      },
+      /additional_bindings/,
+    ],
+    ["a path variable", { pattern: { case: "get", value: "/Echo/{box_id}" } }, /path variables/],
+    [
+      "a custom verb",
+      { pattern: { case: "custom", value: { kind: "HEAD", path: "/Echo" } } },
+      /pattern/,
+    ],
+    [
+      "a body field that is not a message",
+      { pattern: { case: "post", value: "/Echo" }, body: "box_id" },
+      /not a message field/,
+    ],
+    [
+      "a body field that does not exist",
+      { pattern: { case: "post", value: "/Echo" }, body: "nope" },
+      /not a message field/,
+    ],
+  ] as const)("refuses %s at start-up", (_name, rule, message) => {
+    expect(() =>
+      legacyRoutesOf([methodWith(rule as MessageInitShape<typeof HttpRuleSchema>)]),
+    ).toThrow(message);
+  });
+
+  it("refuses a streaming RPC", () => {
+    expect(() =>
+      legacyRoutesOf([methodWith({ pattern: { case: "get", value: "/Echo" } }, true)]),
+    ).toThrow(/only unary/);
+  });
+});
