@@ -116,7 +116,8 @@ const keyOf = (page: CounteragentFromGroupResponse) =>
     ? page.AfterIndexKey
     : undefined;
 
-const PROTOCOLS_UNDER_TEST: Protocol[] = ["legacy-protobuf", "legacy-json", "grpc", "connect-json"];
+// Domain rules in memory; the legacy encodings and gRPC for what the wire shows.
+const PROTOCOLS_UNDER_TEST: Protocol[] = ["in-memory", "legacy-protobuf", "legacy-json", "grpc"];
 
 describe.each(PROTOCOLS_UNDER_TEST)("over %s", (protocol) => {
   describe("lists IsMyCounteragent members in join order, then box id", () => {

@@ -3,7 +3,14 @@ import http from "node:http";
 import type { DescMessage, DescMethodUnary, DescService, MessageShape } from "@bufbuild/protobuf";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { anyUnpack } from "@bufbuild/protobuf/wkt";
-import { type Client, Code, ConnectError, createClient } from "@connectrpc/connect";
+import {
+  type Client,
+  Code,
+  ConnectError,
+  createClient,
+  createRouterTransport,
+  type Transport,
+} from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import type { Db } from "mongodb";
@@ -13,6 +20,7 @@ import { StatusSchema } from "../../gen/google/rpc/status_pb";
 import { DEFAULT_TIMEOUTS, type Timeouts } from "../../src/config";
 import { createDeps, type Deps } from "../../src/deps";
 import { loadFixture } from "../../src/fixtures/load";
+import { createPipeline, MAX_REQUEST_BYTES, routes } from "../../src/rpc/router";
 import { createHttpServer, type HttpServer } from "../../src/http/server";
 import { createLogger } from "../../src/log";
 import { type Database, openDatabase } from "../../src/storage/database";
@@ -116,7 +124,8 @@ export async function startHarness(
 // ---------------------------------------------------------------- RPC protocols
 
 export const RPC_PROTOCOLS = ["connect-json", "connect-binary", "grpc", "grpc-web"] as const;
-export type RpcProtocol = (typeof RPC_PROTOCOLS)[number];
+/** The wire protocols, and "in-memory": the routes and interceptors with no network (createRouterTransport). */
+export type RpcProtocol = (typeof RPC_PROTOCOLS)[number] | "in-memory";
 
 /** What any protocol answered, in one shape. */
 export type RpcResult<O> =
@@ -135,13 +144,15 @@ export async function callRpc<I extends DescMessage, O extends DescMessage>(
     return grpcUnary(h, method, request, headers);
   }
   const transport =
-    protocol === "grpc-web"
-      ? createGrpcWebTransport({ baseUrl: h.baseUrl, httpVersion: "1.1" })
-      : createConnectTransport({
-          baseUrl: h.baseUrl,
-          httpVersion: "1.1",
-          useBinaryFormat: protocol === "connect-binary",
-        });
+    protocol === "in-memory"
+      ? inMemoryTransport(h)
+      : protocol === "grpc-web"
+        ? createGrpcWebTransport({ baseUrl: h.baseUrl, httpVersion: "1.1" })
+        : createConnectTransport({
+            baseUrl: h.baseUrl,
+            httpVersion: "1.1",
+            useBinaryFormat: protocol === "connect-binary",
+          });
   try {
     const res = await transport.unary(method, undefined, undefined, headers, request);
     return { ok: true, message: res.message };
@@ -156,6 +167,21 @@ export async function callRpc<I extends DescMessage, O extends DescMessage>(
       errorCode: info?.metadata.errorCode,
     };
   }
+}
+
+const inMemory = new WeakMap<Deps, Transport>();
+
+/** The service's routes and interceptors in memory: the tier for domain rules (STYLE.md). */
+function inMemoryTransport(h: Harness): Transport {
+  let transport = inMemory.get(h.deps);
+  if (!transport) {
+    const pipeline = createPipeline(h.deps, { callDeadlineMs: TEST_TIMEOUTS.callDeadlineMs });
+    transport = createRouterTransport(routes, {
+      router: { interceptors: [...pipeline.interceptors], readMaxBytes: MAX_REQUEST_BYTES },
+    });
+    inMemory.set(h.deps, transport);
+  }
+  return transport;
 }
 
 /** A typed Connect client, for tests that need only one protocol. */

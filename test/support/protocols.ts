@@ -9,7 +9,8 @@ import { http } from "../../gen/google/api/annotations_pb";
 import { callRpc, type Harness, legacy, RPC_PROTOCOLS, type RpcProtocol } from "./harness";
 
 export const PROTOCOLS = [...RPC_PROTOCOLS, "legacy-protobuf", "legacy-json"] as const;
-export type Protocol = (typeof PROTOCOLS)[number];
+/** Every wire protocol, and "in-memory" (no network: for domain rules). */
+export type Protocol = (typeof PROTOCOLS)[number] | "in-memory";
 
 export type Outcome<O> =
   | { ok: true; message: O }
