@@ -1,0 +1,676 @@
+/**
+ * `npm run bench [-- --json file]`: throughput, latency, CPU per request and
+ * memory of the service against floors doing the same database work — a
+ * plain node:http server (legacy and Connect paths) and a plain grpc-js
+ * server (gRPC) — on the embedded database, or on MONGODB_URI when set (a
+ * fresh database, dropped at the end). Every server is a child process pinned
+ * to core 0 with the database; the load generators (autocannon; ghz if on
+ * PATH, else a grpc-js generator) run pinned to core 1. Answers are checked
+ * byte for byte before anything is timed. Runs are interleaved service,
+ * floor, service, floor… per scenario and connection count.
+ *
+ * Environment: BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_WARMUP_SECONDS (2),
+ * BENCH_CONNECTIONS ("32,256"), BENCH_SCENARIOS (comma list, default all).
+ */
+import { randomBytes } from "node:crypto";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import http from "node:http";
+import os from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import * as grpc from "@grpc/grpc-js";
+import { DEFAULT_TIMEOUTS } from "../config";
+import { loadFixture } from "../fixtures/load";
+import { type Database, openDatabase } from "../storage/database";
+import { type EmbeddedServer, startEmbeddedServer } from "../storage/embedded-server";
+import {
+  AUTHORIZATION,
+  BENCH,
+  benchFixture,
+  CONNECT_PATH,
+  groupRequestBytes,
+  type HttpCall,
+  SCENARIOS,
+  type Scenario,
+} from "./bench/fixture";
+import { type GhzFiles, ghzArgs, parseGhz, prepareGhz } from "./bench/ghz";
+import { cpuMs, type LoadResult, median, rssMb, START_LINE } from "./bench/measure";
+import {
+  hasTaskset,
+  killAllNow,
+  LOAD_CORE,
+  onPath,
+  pinProcess,
+  runLoadGenerator,
+  SERVER_CORE,
+  type Server,
+  startServer,
+  stopAll,
+} from "./bench/processes";
+
+const ROOT = fileURLToPath(new URL("../../", import.meta.url));
+const script = (name: string) => fileURLToPath(new URL(`./bench/${name}`, import.meta.url));
+const NODE_TS = [process.execPath, "--import", "tsx"];
+
+type SideName = "service" | "floor" | "grpc-js";
+
+interface Side {
+  readonly name: SideName;
+  readonly server: Server;
+}
+
+interface RunResult {
+  readonly reqPerS: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly cpuMsPerReq: number;
+  /** The embedded engine's CPU per request; NaN on MONGODB_URI. */
+  readonly dbCpuMsPerReq: number;
+  readonly rssMaxMb: number;
+  readonly requests: number;
+  readonly failed: number;
+  readonly generator: string;
+}
+
+interface Row {
+  readonly scenario: string;
+  readonly connections: number;
+  readonly side: SideName;
+  readonly reqPerS: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+  readonly cpuMsPerReq: number;
+  readonly dbCpuMsPerReq: number;
+  readonly rssMaxMb: number;
+  readonly failed: number;
+  readonly rounds: readonly RunResult[];
+}
+
+interface Options {
+  readonly rounds: number;
+  readonly seconds: number;
+  readonly warmupSeconds: number;
+  readonly connections: readonly number[];
+  readonly scenarios: readonly Scenario[];
+  readonly jsonFile: string | undefined;
+}
+
+function readOptions(): Options {
+  const number = (name: string, fallback: number, min: number) => {
+    const raw = process.env[name];
+    if (raw === undefined || raw.trim() === "") return fallback;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n < min) throw new Error(`${name} must be a number >= ${min}`);
+    return n;
+  };
+  const list = (name: string) =>
+    (process.env[name] ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter((s) => s !== "");
+  const wanted = list("BENCH_SCENARIOS");
+  const unknown = wanted.filter((w) => !SCENARIOS.some((s) => s.name === w));
+  if (unknown.length > 0) {
+    throw new Error(
+      `BENCH_SCENARIOS: unknown ${unknown.join(", ")}; known: ${SCENARIOS.map((s) => s.name).join(", ")}`,
+    );
+  }
+  const connections = list("BENCH_CONNECTIONS").map(Number);
+  if (connections.some((c) => !Number.isInteger(c) || c < 1)) {
+    throw new Error("BENCH_CONNECTIONS must be a comma list of positive integers");
+  }
+  const args = process.argv.slice(2);
+  const jsonAt = args.indexOf("--json");
+  const jsonArg = jsonAt === -1 ? undefined : args[jsonAt + 1];
+  return {
+    rounds: Math.round(number("BENCH_ROUNDS", 3, 1)),
+    seconds: number("BENCH_SECONDS", 5, 1),
+    warmupSeconds: number("BENCH_WARMUP_SECONDS", 2, 0),
+    connections: connections.length > 0 ? connections : [32, 256],
+    scenarios: wanted.length > 0 ? SCENARIOS.filter((s) => wanted.includes(s.name)) : SCENARIOS,
+    jsonFile:
+      jsonAt === -1
+        ? undefined
+        : jsonArg && !jsonArg.startsWith("--")
+          ? jsonArg
+          : "bench-results.json",
+  };
+}
+
+// ---------------------------------------------------------------- clean-up
+
+let embedded: EmbeddedServer | undefined;
+let database: Database | undefined;
+let external = false;
+let tempDir: string | undefined;
+let cleaning: Promise<void> | undefined;
+let interrupted = false;
+
+function cleanup(): Promise<void> {
+  cleaning ??= (async () => {
+    await stopAll();
+    if (database) {
+      if (external) {
+        await database.db.dropDatabase().catch((error: unknown) => {
+          console.error(`could not drop ${database?.db.databaseName}: ${String(error)}`);
+        });
+      }
+      await database.close().catch(() => undefined);
+    }
+    await embedded?.stop();
+    if (tempDir) rmSync(tempDir, { recursive: true, force: true });
+  })();
+  return cleaning;
+}
+
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.on(signal, () => {
+    if (interrupted) return;
+    interrupted = true;
+    console.error(`\n${signal}: stopping every child process`);
+    void cleanup().finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
+  });
+}
+process.on("exit", killAllNow);
+
+// ---------------------------------------------------------------- main
+
+async function main(): Promise<void> {
+  const options = readOptions();
+  const started = Date.now();
+  const uri = process.env.MONGODB_URI?.trim() || undefined;
+  external = uri !== undefined;
+  const dbName = `docflow_bench_${randomBytes(4).toString("hex")}`;
+  // The bench itself (it reads the service's log pipe) stays off the servers' core.
+  pinProcess(process.pid, LOAD_CORE);
+
+  if (uri === undefined) {
+    embedded = await startEmbeddedServer(dbName);
+    pinProcess(embedded.pid, SERVER_CORE);
+  }
+  const dbUri = uri ?? embedded?.uri ?? "";
+  database = await openDatabase({
+    uri: dbUri,
+    name: dbName,
+    operationTimeoutMs: DEFAULT_TIMEOUTS.databaseMs,
+  });
+  await loadFixture(database.db, benchFixture());
+
+  const needsHttp = options.scenarios.some((s) => s.http !== undefined);
+  const needsGrpc = options.scenarios.some((s) => s.http === undefined);
+  const ghz = needsGrpc ? onPath("ghz") : undefined;
+  let ghzFiles: GhzFiles | undefined;
+  if (ghz) {
+    tempDir = mkdtempSync(join(os.tmpdir(), "docflow-bench-"));
+    ghzFiles = prepareGhz(ROOT, tempDir, groupRequestBytes());
+  }
+
+  const env = {
+    ...process.env,
+    MONGODB_URI: dbUri,
+    MONGODB_DB: dbName,
+    PORT: "0",
+    HOST: "127.0.0.1",
+    LOG_LEVEL: "info",
+  };
+  const service = await startServer("service", [...NODE_TS, "src/main.ts"], env, ROOT);
+  const floorHttp = needsHttp
+    ? await startServer("floor-http", [...NODE_TS, script("floor-http.ts")], env, ROOT)
+    : undefined;
+  const floorGrpc = needsGrpc
+    ? await startServer("floor-grpc", [...NODE_TS, script("floor-grpc.ts")], env, ROOT)
+    : undefined;
+
+  const httpGenerator = `autocannon ${packageVersion("autocannon")} (HTTP/1.1, keep-alive, 1 request in flight per connection)`;
+  const grpcGenerator = ghz
+    ? `ghz (${ghz}), concurrency = connections`
+    : "grpc-js load-grpc.ts (1 call in flight per HTTP/2 connection)";
+  printMachine(options, dbUri, { httpGenerator, grpcGenerator, needsHttp, needsGrpc });
+
+  // Identical answers first: a floor that answers something else measures nothing.
+  console.log("\nanswers, service vs floor:");
+  for (const scenario of options.scenarios) {
+    const check = scenario.http
+      ? await compareHttp(scenario.http, service, required(floorHttp))
+      : await compareGrpc(service, required(floorGrpc));
+    console.log(`  ${scenario.name.padEnd(22)} ${check}`);
+  }
+
+  const rows: Row[] = [];
+  const table = new Table();
+  table.header();
+  for (const scenario of options.scenarios) {
+    const sides: Side[] = [
+      { name: "service", server: service },
+      scenario.http
+        ? { name: "floor", server: required(floorHttp) }
+        : { name: "grpc-js", server: required(floorGrpc) },
+    ];
+    for (const connections of options.connections) {
+      const run = (side: Side, seconds: number) =>
+        runOnce(scenario, side, connections, seconds, { ghz, ghzFiles, dbPid: embedded?.pid });
+      if (options.warmupSeconds > 0) {
+        for (const side of sides) await run(side, options.warmupSeconds);
+      }
+      const results = new Map<SideName, RunResult[]>(sides.map((s) => [s.name, []]));
+      for (let round = 0; round < options.rounds; round++) {
+        for (const side of sides) results.get(side.name)?.push(await run(side, options.seconds));
+      }
+      const pair = sides.map((side) =>
+        summarize(scenario.name, connections, side.name, results.get(side.name) ?? []),
+      );
+      rows.push(...pair);
+      table.pair(pair);
+    }
+  }
+  table.footer();
+  printGoals(rows);
+  console.log(
+    `\nservice log: ${service.stdoutLines()} JSON lines on stdout (LOG_LEVEL=info, one per request), read and dropped by the bench`,
+  );
+  console.log(`total time ${((Date.now() - started) / 1000).toFixed(0)} s`);
+
+  if (options.jsonFile) {
+    writeFileSync(
+      options.jsonFile,
+      `${JSON.stringify(
+        {
+          date: new Date().toISOString(),
+          machine: machineFacts(dbUri),
+          generators: { http: httpGenerator, grpc: grpcGenerator },
+          options: { ...options, scenarios: options.scenarios.map((s) => s.name) },
+          rows,
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    console.log(`results written to ${options.jsonFile}`);
+  }
+}
+
+function required<T>(value: T | undefined): T {
+  if (value === undefined) throw new Error("a server the scenario needs was not started");
+  return value;
+}
+
+// ---------------------------------------------------------------- one run
+
+async function runOnce(
+  scenario: Scenario,
+  side: Side,
+  connections: number,
+  seconds: number,
+  tools: { ghz: string | undefined; ghzFiles: GhzFiles | undefined; dbPid: number | undefined },
+): Promise<RunResult> {
+  const { pid, url } = side.server;
+  const target = new URL(url).host;
+  let argv: string[];
+  let startLine: string | undefined = START_LINE;
+  let parse = lastJsonLine;
+  if (scenario.http) {
+    argv = [
+      ...NODE_TS,
+      script("load-http.ts"),
+      JSON.stringify({
+        url: `${url}${scenario.http.path}`,
+        connections,
+        seconds,
+        method: scenario.http.method,
+        headers: scenario.http.headers,
+        bodyBase64: scenario.http.bodyBase64,
+      }),
+    ];
+  } else if (tools.ghz && tools.ghzFiles) {
+    argv = ghzArgs(
+      tools.ghz,
+      tools.ghzFiles,
+      target,
+      "docflow.api.v1.CounteragentService/GetCounteragentsFromGroup",
+      AUTHORIZATION,
+      connections,
+      seconds,
+    );
+    startLine = undefined;
+    parse = parseGhz;
+  } else {
+    argv = [
+      ...NODE_TS,
+      script("load-grpc.ts"),
+      JSON.stringify({
+        target,
+        connections,
+        seconds,
+        path: CONNECT_PATH,
+        requestBase64: Buffer.from(groupRequestBytes()).toString("base64"),
+        authorization: AUTHORIZATION,
+      }),
+    ];
+  }
+
+  let cpuStart = 0;
+  let cpuEnd = 0;
+  let dbStart = 0;
+  let dbEnd = 0;
+  let rssMax = 0;
+  const sampleRss = () => {
+    rssMax = Math.max(rssMax, rssMb(pid));
+  };
+  const sampler = setInterval(sampleRss, 200);
+  try {
+    const result: LoadResult = await runLoadGenerator(argv, ROOT, {
+      startLine,
+      onStart: () => {
+        cpuStart = cpuMs(pid);
+        dbStart = tools.dbPid === undefined ? 0 : cpuMs(tools.dbPid);
+        sampleRss();
+      },
+      onEnd: () => {
+        cpuEnd = cpuMs(pid);
+        dbEnd = tools.dbPid === undefined ? 0 : cpuMs(tools.dbPid);
+        sampleRss();
+      },
+      parse,
+    });
+    const requests = Math.max(1, result.requests);
+    return {
+      reqPerS: result.requests / result.durationS,
+      p50Ms: result.p50Ms,
+      p99Ms: result.p99Ms,
+      cpuMsPerReq: (cpuEnd - cpuStart) / requests,
+      dbCpuMsPerReq: tools.dbPid === undefined ? Number.NaN : (dbEnd - dbStart) / requests,
+      rssMaxMb: rssMax,
+      requests: result.requests,
+      failed: result.failed,
+      generator: result.generator,
+    };
+  } finally {
+    clearInterval(sampler);
+  }
+}
+
+function lastJsonLine(stdout: string): LoadResult {
+  const line = stdout
+    .split("\n")
+    .filter((l) => l.startsWith("{"))
+    .at(-1);
+  if (line === undefined) throw new Error("no result line");
+  return JSON.parse(line) as LoadResult;
+}
+
+function summarize(
+  scenario: string,
+  connections: number,
+  side: SideName,
+  rounds: readonly RunResult[],
+): Row {
+  return {
+    scenario,
+    connections,
+    side,
+    reqPerS: median(rounds.map((r) => r.reqPerS)),
+    p50Ms: median(rounds.map((r) => r.p50Ms)),
+    p99Ms: median(rounds.map((r) => r.p99Ms)),
+    cpuMsPerReq: median(rounds.map((r) => r.cpuMsPerReq)),
+    dbCpuMsPerReq: median(rounds.map((r) => r.dbCpuMsPerReq)),
+    rssMaxMb: Math.max(...rounds.map((r) => r.rssMaxMb)),
+    failed: rounds.reduce((sum, r) => sum + r.failed, 0),
+    rounds,
+  };
+}
+
+// ---------------------------------------------------------------- identical answers
+
+interface Answer {
+  readonly status: number;
+  readonly contentType: string;
+  readonly body: Buffer;
+}
+
+function fetchOnce(base: string, call: HttpCall): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const body = call.bodyBase64 === undefined ? undefined : Buffer.from(call.bodyBase64, "base64");
+    const req = http.request(
+      `${base}${call.path}`,
+      {
+        method: call.method,
+        headers: { ...call.headers, ...(body ? { "content-length": body.length } : {}) },
+        agent: false,
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () =>
+          resolve({
+            status: res.statusCode ?? 0,
+            contentType: res.headers["content-type"] ?? "",
+            body: Buffer.concat(chunks),
+          }),
+        );
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+function grpcOnce(server: Server): Promise<Buffer> {
+  const client = new grpc.Client(new URL(server.url).host, grpc.credentials.createInsecure());
+  const metadata = new grpc.Metadata();
+  metadata.set("authorization", AUTHORIZATION);
+  const identity = (b: Buffer) => b;
+  return new Promise<Buffer>((resolve, reject) => {
+    client.makeUnaryRequest(
+      CONNECT_PATH,
+      identity,
+      identity,
+      Buffer.from(groupRequestBytes()),
+      metadata,
+      (error: grpc.ServiceError | null, value?: Buffer) => {
+        if (error || !value)
+          reject(new Error(`${server.name}: gRPC call failed: ${error?.message}`));
+        else resolve(value);
+      },
+    );
+  }).finally(() => client.close());
+}
+
+async function compareHttp(call: HttpCall, service: Server, floor: Server): Promise<string> {
+  const [a, b] = [await fetchOnce(service.url, call), await fetchOnce(floor.url, call)];
+  const problems: string[] = [];
+  if (a.status !== 200 || b.status !== 200) {
+    problems.push(`status service ${a.status}, floor ${b.status}`);
+  }
+  if (a.contentType !== b.contentType) {
+    problems.push(`content-type service "${a.contentType}", floor "${b.contentType}"`);
+  }
+  if (!a.body.equals(b.body)) {
+    problems.push(`bodies differ:\n    service ${preview(a.body)}\n    floor   ${preview(b.body)}`);
+  }
+  if (problems.length > 0) {
+    throw new Error(`${call.method} ${call.path}: ${problems.join("; ")}`);
+  }
+  return `identical: 200, ${a.contentType}, ${a.body.length} bytes`;
+}
+
+async function compareGrpc(service: Server, floor: Server): Promise<string> {
+  const [a, b] = [await grpcOnce(service), await grpcOnce(floor)];
+  if (!a.equals(b)) {
+    throw new Error(`gRPC answers differ:\n    service ${preview(a)}\n    grpc-js ${preview(b)}`);
+  }
+  return `identical: OK, ${a.length} bytes of CounteragentFromGroupResponse`;
+}
+
+function preview(body: Buffer): string {
+  const text = body.toString("utf8");
+  return /^[\x20-\x7e]*$/.test(text) ? text.slice(0, 300) : body.toString("hex").slice(0, 300);
+}
+
+// ---------------------------------------------------------------- output
+
+function packageVersion(name: string): string {
+  try {
+    const pkg = JSON.parse(
+      readFileSync(join(ROOT, "node_modules", name, "package.json"), "utf8"),
+    ) as { version?: string };
+    return pkg.version ?? "?";
+  } catch {
+    return "?";
+  }
+}
+
+function machineFacts(dbUri: string) {
+  const cpus = os.cpus();
+  return {
+    node: process.version,
+    cpu: cpus[0]?.model ?? "unknown",
+    cores: cpus.length,
+    memoryGb: Math.round(os.totalmem() / 2 ** 30),
+    loadAverage: os.loadavg().map((l) => Number(l.toFixed(2))),
+    engine: external
+      ? `MONGODB_URI (${dbUri.replace(/\/\/[^@/]*@/, "//***@")})`
+      : "embedded (jongodb: every query is a full collection scan)",
+    pinning: hasTaskset
+      ? `servers${external ? "" : " + embedded database"} on core ${SERVER_CORE}, load generators + bench on core ${LOAD_CORE} (taskset)`
+      : "none (taskset not found)",
+  };
+}
+
+function printMachine(
+  options: Options,
+  dbUri: string,
+  g: { httpGenerator: string; grpcGenerator: string; needsHttp: boolean; needsGrpc: boolean },
+): void {
+  const m = machineFacts(dbUri);
+  console.log("docflow-api bench");
+  console.log(
+    `  node ${m.node}; ${m.cpu}; ${m.cores} cores; ${m.memoryGb} GB; load ${m.loadAverage.join(" ")}`,
+  );
+  console.log(`  database: ${m.engine}`);
+  console.log(`  pinning: ${m.pinning}`);
+  console.log(
+    `  data: 1 box, group of ${BENCH.members} IsMyCounteragent members, page count=${BENCH.count}; service LOG_LEVEL=info`,
+  );
+  if (g.needsHttp) console.log(`  HTTP load: ${g.httpGenerator}`);
+  if (g.needsGrpc) console.log(`  gRPC load: ${g.grpcGenerator}`);
+  console.log(
+    `  runs: ${options.warmupSeconds} s warm-up per side, then ${options.rounds} rounds of ${options.seconds} s, service and floor interleaved; connections ${options.connections.join(", ")}`,
+  );
+  console.log(
+    "  req/s, p50, p99, CPU: median of rounds; CPU = the server process's own utime+stime / responses; DB = embedded engine's CPU / responses; RSS = max VmRSS",
+  );
+}
+
+const fmt = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(digits) : "-");
+
+class Table {
+  private readonly widths = [22, 6, 8, 9, 8, 8, 11, 10, 8];
+
+  private line(cells: string[]): void {
+    console.log(
+      cells
+        .map((c, i) =>
+          i === 0 || i === 2 ? c.padEnd(this.widths[i] ?? 8) : c.padStart(this.widths[i] ?? 8),
+        )
+        .join(" "),
+    );
+  }
+
+  header(): void {
+    console.log("");
+    this.line([
+      "scenario",
+      "conns",
+      "side",
+      "req/s",
+      "p50 ms",
+      "p99 ms",
+      "CPU ms/req",
+      "DB ms/req",
+      "RSS MB",
+    ]);
+    console.log("-".repeat(98));
+  }
+
+  pair(rows: readonly Row[]): void {
+    for (const r of rows) {
+      this.line([
+        r.scenario,
+        String(r.connections),
+        r.side,
+        fmt(r.reqPerS, 0),
+        fmt(r.p50Ms, 1),
+        fmt(r.p99Ms, 1),
+        fmt(r.cpuMsPerReq, 3),
+        fmt(r.dbCpuMsPerReq, 3),
+        fmt(r.rssMaxMb, 0),
+      ]);
+      if (r.failed > 0)
+        console.log(`  !! ${r.side}: ${r.failed} failed calls in the measured rounds`);
+    }
+    const [service, floor] = rows;
+    if (service && floor) {
+      console.log(
+        `${"".padEnd(31)}service/${floor.side}: req/s x${fmt(service.reqPerS / floor.reqPerS, 2)}, CPU/req x${fmt(service.cpuMsPerReq / floor.cpuMsPerReq, 2)}, p50 x${fmt(service.p50Ms / floor.p50Ms, 2)}`,
+      );
+    }
+  }
+
+  footer(): void {
+    console.log("-".repeat(98));
+  }
+}
+
+function printGoals(rows: readonly Row[]): void {
+  const find = (scenario: string, connections: number, side: SideName) =>
+    rows.find((r) => r.scenario === scenario && r.connections === connections && r.side === side);
+  const lines: string[] = [];
+  const mark = (ok: boolean) => (ok ? "met " : "MISS");
+  for (const scenario of [
+    "legacy-json",
+    "legacy-proto",
+    "get-subscriptions",
+    "update-subscriptions",
+  ]) {
+    const s = find(scenario, 32, "service");
+    const f = find(scenario, 32, "floor");
+    if (!s || !f) continue;
+    const throughput = s.reqPerS / f.reqPerS;
+    const cpu = s.cpuMsPerReq / f.cpuMsPerReq;
+    lines.push(
+      `  ${mark(throughput >= 1)} ${scenario} @32: req/s x${fmt(throughput, 2)} (goal >= 1.0)`,
+    );
+    lines.push(`  ${mark(cpu <= 1.1)} ${scenario} @32: CPU/req x${fmt(cpu, 2)} (goal <= 1.1)`);
+  }
+  for (const connections of [32, 256]) {
+    const s = find("grpc", connections, "service");
+    const f = find("grpc", connections, "grpc-js");
+    if (s && f) {
+      const ratio = s.reqPerS / f.reqPerS;
+      lines.push(
+        `  ${mark(ratio >= 1)} grpc @${connections}: req/s x${fmt(ratio, 2)} of grpc-js (goal >= 1.0)`,
+      );
+    }
+  }
+  const at256 = rows.filter((r) => r.side === "service" && r.connections === 256);
+  if (at256.length > 0) {
+    const rss = Math.max(...at256.map((r) => r.rssMaxMb));
+    lines.push(`  ${mark(rss < 200)} service RSS @256: max ${fmt(rss, 0)} MB (goal < 200)`);
+  }
+  if (lines.length > 0) {
+    console.log("\ngoals:");
+    for (const line of lines) console.log(line);
+  }
+}
+
+main()
+  .catch((error: unknown) => {
+    if (!interrupted) {
+      console.error(`\nbench failed: ${error instanceof Error ? error.message : String(error)}`);
+      process.exitCode = 1;
+    }
+  })
+  .finally(() => {
+    if (!interrupted) void cleanup().finally(() => process.exit());
+  });

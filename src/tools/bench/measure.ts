@@ -1,0 +1,91 @@
+/**
+ * What the benchmark measures and how: the load generators' result line,
+ * percentiles, and a process's own CPU time and resident memory read from
+ * /proc (Linux only).
+ */
+import { execFileSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+
+/** The one JSON line a load generator prints when it is done. */
+export interface LoadResult {
+  readonly generator: string;
+  /** Responses received (any status). */
+  readonly requests: number;
+  /** Non-2xx responses, failed calls, errors and timeouts. */
+  readonly failed: number;
+  readonly durationS: number;
+  readonly p50Ms: number;
+  readonly p99Ms: number;
+}
+
+/** A load generator prints this line when the first request is about to go out. */
+export const START_LINE = "BENCH-LOAD-START";
+
+export function percentile(sorted: ArrayLike<number>, q: number): number {
+  if (sorted.length === 0) return Number.NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))] ?? Number.NaN;
+}
+
+export function median(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  if (sorted.length === 0) return Number.NaN;
+  const mid = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1
+    ? (sorted[mid] ?? Number.NaN)
+    : ((sorted[mid - 1] ?? Number.NaN) + (sorted[mid] ?? Number.NaN)) / 2;
+}
+
+/** Latencies collected in milliseconds; sorted once at the end. */
+export class Latencies {
+  private values = new Float64Array(1 << 16);
+  private size = 0;
+
+  record(ms: number): void {
+    if (this.size === this.values.length) {
+      const bigger = new Float64Array(this.values.length * 2);
+      bigger.set(this.values);
+      this.values = bigger;
+    }
+    this.values[this.size++] = ms;
+  }
+
+  get count(): number {
+    return this.size;
+  }
+
+  percentiles(): { p50Ms: number; p99Ms: number } {
+    const sorted = this.values.slice(0, this.size).sort();
+    return { p50Ms: percentile(sorted, 0.5), p99Ms: percentile(sorted, 0.99) };
+  }
+}
+
+let clockTicks: number | undefined;
+
+/** Clock ticks per second (getconf CLK_TCK; 100 when it cannot be asked). */
+export function ticksPerSecond(): number {
+  if (clockTicks === undefined) {
+    try {
+      clockTicks = Number(execFileSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).trim()) || 100;
+    } catch {
+      clockTicks = 100;
+    }
+  }
+  return clockTicks;
+}
+
+/** User + system CPU time the process has used so far (all its threads), in ms. */
+export function cpuMs(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+  // The command name (field 2) may hold spaces; the fields after it are fixed.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const utime = Number(fields[11]);
+  const stime = Number(fields[12]);
+  return ((utime + stime) * 1000) / ticksPerSecond();
+}
+
+/** Resident set size in MB (VmRSS). */
+export function rssMb(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
+  return match?.[1] ? Number(match[1]) / 1024 : Number.NaN;
+}
