@@ -57,18 +57,41 @@ const writeBool = (value: JsonValue): JsonValue =>
 const isObject = (value: JsonValue | undefined): value is JsonObject =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
+/** The fields of a message that hold string-bools, directly or deeper; worked out once per schema. */
+const plans = new WeakMap<DescMessage, readonly DescField[]>();
+
+function planOf(schema: DescMessage, seen = new Set<DescMessage>()): readonly DescField[] {
+  const known = plans.get(schema);
+  if (known) return known;
+  if (seen.has(schema)) return [];
+  seen.add(schema);
+  const fields = schema.fields.filter((field) => {
+    if (isStringBool(field)) return true;
+    const nested =
+      field.fieldKind === "message" ||
+      (field.fieldKind === "list" && field.listKind === "message") ||
+      (field.fieldKind === "map" && field.mapKind === "message")
+        ? field.message
+        : undefined;
+    return nested !== undefined && planOf(nested, seen).length > 0;
+  });
+  plans.set(schema, fields);
+  return fields;
+}
+
 /** Applies `convert` to every string-bool field, walking nested messages by the schema. */
 function rewrite(
   schema: DescMessage,
   value: JsonValue,
   convert: (v: JsonValue) => JsonValue,
 ): JsonValue {
-  if (!isObject(value)) {
+  const plan = planOf(schema);
+  if (plan.length === 0 || !isObject(value)) {
     return value;
   }
   const out: JsonObject = { ...value };
-  for (const field of schema.fields) {
-    for (const key of new Set([field.name, field.jsonName])) {
+  for (const field of plan) {
+    for (const key of field.name === field.jsonName ? [field.name] : [field.name, field.jsonName]) {
       if (key in out) {
         out[key] = rewriteField(field, out[key] as JsonValue, convert);
       }
@@ -84,14 +107,14 @@ function rewriteField(
 ): JsonValue {
   switch (field.fieldKind) {
     case "scalar":
-      return isStringBool(field) ? convert(value) : value;
+      return convert(value);
     case "message":
       return rewrite(field.message, value, convert);
     case "list":
       if (!Array.isArray(value)) return value;
       if (field.listKind === "message")
         return value.map((item) => rewrite(field.message, item, convert));
-      return isStringBool(field) ? value.map(convert) : value;
+      return value.map(convert);
     case "map":
       if (!isObject(value) || field.mapKind !== "message") return value;
       return Object.fromEntries(
@@ -103,5 +126,9 @@ function rewriteField(
 }
 
 function isStringBool(field: DescField): boolean {
-  return hasOption(field, json_string) && getOption(field, json_string);
+  return (
+    (field.fieldKind === "scalar" || field.fieldKind === "list") &&
+    hasOption(field, json_string) &&
+    getOption(field, json_string)
+  );
 }
