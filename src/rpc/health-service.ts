@@ -10,16 +10,12 @@ import {
 } from "../../gen/grpc/health/v1/health_pb";
 import { depsOf, shutdownKey } from "./context";
 
-/** "" is the whole server; the others are our services. */
-const KNOWN_SERVICES: ReadonlySet<string> = new Set([
-  "",
-  "docflow.api.v1.DocumentService",
-  "docflow.api.v1.CounteragentService",
-  "docflow.api.v1.SubscriptionService",
-]);
-
-async function status(service: string, ctx: HandlerContext): Promise<HealthCheckResponse> {
-  if (!KNOWN_SERVICES.has(service)) {
+async function status(
+  known: ReadonlySet<string>,
+  service: string,
+  ctx: HandlerContext,
+): Promise<HealthCheckResponse> {
+  if (service !== "" && !known.has(service)) {
     throw new ConnectError(`unknown service "${service.slice(0, 100)}"`, Code.NotFound);
   }
   const healthy = await depsOf(ctx).healthy();
@@ -28,21 +24,30 @@ async function status(service: string, ctx: HandlerContext): Promise<HealthCheck
   });
 }
 
-export const healthService: ServiceImpl<typeof Health> = {
-  check: (req, ctx) => status(req.service, ctx),
-  async *watch(req, ctx) {
-    // One answer, then the stream stays open until the client leaves or the server shuts down.
-    yield await status(req.service, ctx);
-    const shutdown = ctx.values.get(shutdownKey);
-    await new Promise<void>((resolve) => {
-      if (ctx.signal.aborted || shutdown.aborted) return resolve();
-      ctx.signal.addEventListener("abort", () => resolve(), { once: true });
-      shutdown.addEventListener("abort", () => resolve(), { once: true });
-    });
-    if (shutdown.aborted) {
-      yield create(HealthCheckResponseSchema, { status: Status.NOT_SERVING });
-    }
-  },
-};
+/** Health of the whole server ("") and of each of `services` by name. */
+export function createHealthService(services: ReadonlySet<string>): ServiceImpl<typeof Health> {
+  return {
+    check: (req, ctx) => status(services, req.service, ctx),
+    watch: (req, ctx) => watch(services, req.service, ctx),
+  };
+}
+
+async function* watch(
+  services: ReadonlySet<string>,
+  service: string,
+  ctx: HandlerContext,
+): AsyncIterable<HealthCheckResponse> {
+  // One answer, then the stream stays open until the client leaves or the server shuts down.
+  yield await status(services, service, ctx);
+  const shutdown = ctx.values.get(shutdownKey);
+  await new Promise<void>((resolve) => {
+    if (ctx.signal.aborted || shutdown.aborted) return resolve();
+    ctx.signal.addEventListener("abort", () => resolve(), { once: true });
+    shutdown.addEventListener("abort", () => resolve(), { once: true });
+  });
+  if (shutdown.aborted) {
+    yield create(HealthCheckResponseSchema, { status: Status.NOT_SERVING });
+  }
+}
 
 export { Health };

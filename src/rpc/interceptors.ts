@@ -11,9 +11,6 @@ import { callerKey, depsKey, requestIdKey } from "./context";
 import { domainToConnectError, INTERNAL_MESSAGE } from "./error-table";
 import { findMissingRequiredField } from "./required-fields";
 
-/** Services callable without credentials. */
-const PUBLIC_SERVICES: ReadonlySet<string> = new Set(["grpc.health.v1.Health"]);
-
 /** Maps domain errors through the error table; hides everything unexpected, logging its cause. */
 export function createErrorInterceptor(deps: Deps): Interceptor {
   return (next) => async (req) => {
@@ -104,9 +101,12 @@ export function createDeadlineInterceptor(defaultMs: number, log: Logger): Inter
 }
 
 /** ServiceAuth on every call but the public services (SPEC §5). */
-export function createAuthInterceptor(deps: Deps): Interceptor {
+export function createAuthInterceptor(
+  deps: Deps,
+  publicServices: ReadonlySet<string>,
+): Interceptor {
   return (next) => async (req) => {
-    if (!PUBLIC_SERVICES.has(req.service.typeName)) {
+    if (!publicServices.has(req.service.typeName)) {
       const caller = await authenticate(
         req.header.get("authorization"),
         deps.credentials,

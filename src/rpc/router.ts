@@ -17,7 +17,7 @@ import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import type { Deps } from "../deps";
 import { CounteragentService, counteragentService } from "./counteragent-service";
 import { DocumentService, documentService } from "./document-service";
-import { Health, healthService } from "./health-service";
+import { createHealthService, Health } from "./health-service";
 import {
   createAuthInterceptor,
   createDeadlineInterceptor,
@@ -31,13 +31,18 @@ import { reportUndecodableAsInvalid } from "./undecodable";
 /** Largest request message accepted, on every protocol. */
 export const MAX_REQUEST_BYTES = 1024 * 1024;
 
+/** Services callable without credentials (SPEC §5). */
+export const PUBLIC_SERVICES: ReadonlySet<string> = new Set([Health.typeName]);
+
 /** Everything we serve, each implementation type-checked against its service. */
 export function routes(router: ConnectRouter): ConnectRouter {
-  return router
+  router
     .service(SubscriptionService, subscriptionService)
     .service(DocumentService, documentService)
-    .service(CounteragentService, counteragentService)
-    .service(Health, healthService);
+    .service(CounteragentService, counteragentService);
+  // Health answers for every service registered above, by name.
+  const served = new Set(router.handlers.map((h) => h.service.typeName));
+  return router.service(Health, createHealthService(served));
 }
 
 /** The methods routes() serves, without building a pipeline (for the OpenAPI tool and tests). */
@@ -67,7 +72,7 @@ export function createPipeline(deps: Deps, options: PipelineOptions): Pipeline {
     createErrorInterceptor(deps),
     createDepsInterceptor(deps),
     createDeadlineInterceptor(options.callDeadlineMs, deps.log),
-    createAuthInterceptor(deps),
+    createAuthInterceptor(deps, PUBLIC_SERVICES),
     requiredFieldsInterceptor,
   ];
   const router = createConnectRouter({ interceptors, readMaxBytes: MAX_REQUEST_BYTES });
