@@ -13,6 +13,9 @@ import { http } from "../gen/google/api/annotations_pb";
 import { FieldBehavior, field_behavior } from "../gen/google/api/field_behavior_pb";
 import { HttpRuleSchema } from "../gen/google/api/http_pb";
 import { protoComments } from "../gen/proto-comments";
+import { MAX_INDEX_KEY_LENGTH } from "../src/domain/index-key";
+import { SUBSCRIPTION_CATALOG } from "../src/domain/subscriptions";
+import { ID_MAX_LENGTH, ID_PATTERN } from "../src/domain/validate";
 import { legacyRoutesOf } from "../src/legacy/http-rules";
 import { buildOpenApi } from "../src/legacy/openapi";
 import { servedMethods } from "../src/rpc/router";
@@ -33,6 +36,10 @@ beforeAll(async () => {
   box.employees[0].documentAccessLevel = "AllDocuments";
   box.messages = [
     { messageId: "m-1", isDeleted: true, documents: [{ documentId: "d-1", isDeleted: true }] },
+  ];
+  box.counteragents = [
+    { counteragentBoxId: "ca-1", joinedGroupAt: "2026-01-01T00:00:00Z" },
+    { counteragentBoxId: "ca-2", joinedGroupAt: "2026-01-02T00:00:00Z" },
   ];
   h = await startHarness(fixture);
   const res = await legacy(h, { method: "GET", path: "/openapi.json" });
@@ -126,7 +133,8 @@ describe("GET /openapi.json", () => {
     expect(statuses("/Delete", "post")).toEqual(withConflict);
     expect(statuses("/GetCounteragentsFromGroup", "get")).toEqual(common);
     expect(statuses("/GetSubscriptions", "get")).toEqual(common);
-    expect(statuses("/UpdateSubscriptions", "post")).toEqual(common);
+    // 413: only where a body is read.
+    expect(statuses("/UpdateSubscriptions", "post")).toEqual([...common.slice(0, 7), "413", "500"]);
     for (const { op } of operations()) {
       for (const [status, response] of Object.entries(op.responses as Json)) {
         expect(response.description, status).toMatch(/\w/);
@@ -154,6 +162,214 @@ describe("GET /openapi.json", () => {
       protoComments["docflow.api.v1.DocumentService.Restore"],
     );
     expect(doc.paths["/Restore"].post.description).toMatch(/deletion mark/);
+  });
+});
+
+describe("the document is exactly as strict as the server (a schema-driven fuzzer finds no mismatch)", () => {
+  const parameter = (path: string, verb: string, name: string): Json =>
+    (doc.paths[path][verb].parameters as Json[]).find((p) => p.name === name) ?? {};
+  /** A string against a string schema as JSON Schema reads it: lengths in code points, the pattern an ECMA regex with u. */
+  const satisfies = (schema: Json, value: string) => {
+    const length = [...value].length;
+    return (
+      length >= (schema.minLength ?? 0) &&
+      length <= (schema.maxLength ?? Number.POSITIVE_INFINITY) &&
+      new RegExp(schema.pattern ?? "", "u").test(value)
+    );
+  };
+  const ids = [
+    "x",
+    "ü",
+    "a b",
+    " a ",
+    "\u00a0x",
+    "😀".repeat(256),
+    "x".repeat(256),
+    "",
+    " ",
+    "\t",
+    "\u00a0",
+    "\u3000\ufeff\u2028 ",
+    "a\u0000",
+    "a\u0009b",
+    "a\u001f",
+    "a\u007f",
+    "a\u0080",
+    "a\u0085",
+    "a\u009f",
+    "a\u00a0",
+    "😀".repeat(257),
+    "x".repeat(257),
+  ];
+
+  it("every identifier parameter carries the identifier rule: 1–256 characters, a pattern, not only white space", () => {
+    const rule = { type: "string", minLength: 1, maxLength: ID_MAX_LENGTH, pattern: ID_PATTERN };
+    for (const [path, verb, name] of [
+      ["/GetSubscriptions", "get", "boxId"],
+      ["/GetSubscriptions", "get", "userId"],
+      ["/UpdateSubscriptions", "post", "userId"],
+      ["/Restore", "post", "messageId"],
+      ["/Delete", "post", "documentId"],
+      ["/GetCounteragentsFromGroup", "get", "counteragentGroupId"],
+    ] as const) {
+      expect(parameter(path, verb, name).schema, `${path} ${name}`).toMatchObject(rule);
+    }
+    // C0, DEL and C1 alike; white space as trim() knows it.
+    expect(ID_PATTERN).toContain("\\u0000-\\u001F\\u007F-\\u009F");
+  });
+
+  it("the identifier schema accepts exactly what the server accepts (required: boxId)", async () => {
+    const schema = parameter("/GetSubscriptions", "get", "boxId").schema;
+    for (const value of ids) {
+      const res = await legacy(h, {
+        method: "GET",
+        path: `/GetSubscriptions?boxId=${encodeURIComponent(value)}&userId=${USERS.admin.userId}`,
+        headers: { authorization: authHeader("admin") },
+      });
+      // Valid: an unknown box (403); invalid: 400.
+      expect(res.status, JSON.stringify(value)).toBe(satisfies(schema, value) ? 403 : 400);
+    }
+  });
+
+  it("an optional identifier: the same rule, and an empty value means absent (allowEmptyValue)", async () => {
+    const documentId = parameter("/Restore", "post", "documentId");
+    expect(documentId).toMatchObject({ required: false, allowEmptyValue: true });
+    expect(parameter("/Restore", "post", "boxId").allowEmptyValue).toBeUndefined();
+    for (const value of ids) {
+      const res = await legacy(h, {
+        method: "POST",
+        path: `/Restore?boxId=${BOX}&messageId=m-none&documentId=${encodeURIComponent(value)}`,
+        headers: { authorization: authHeader("admin") },
+      });
+      const accepted = value === "" || satisfies(documentId.schema, value);
+      // Valid or absent: no such message (404); invalid: 400.
+      expect(res.status, JSON.stringify(value)).toBe(accepted ? 404 : 400);
+    }
+  });
+
+  it("count: an integer from 1 to 100; empty means the default", async () => {
+    const count = parameter("/GetCounteragentsFromGroup", "get", "count");
+    expect(count).toMatchObject({
+      allowEmptyValue: true,
+      schema: { type: "integer", minimum: 1, maximum: 100 },
+    });
+    const status = async (value: string) =>
+      (
+        await legacy(h, {
+          method: "GET",
+          path: `/GetCounteragentsFromGroup?boxId=${BOX}&counteragentGroupId=${HEAD}&count=${value}`,
+          headers: { authorization: authHeader("admin") },
+        })
+      ).status;
+    for (const value of ["", "1", "100"]) expect(await status(value), value).toBe(200);
+    for (const value of ["0", "101", "1.5", "1e2", "abc", "-1"])
+      expect(await status(value), value).toBe(400);
+  });
+
+  it("afterIndexKey: the shape of the keys the server issues; empty means absent", async () => {
+    const key = parameter("/GetCounteragentsFromGroup", "get", "afterIndexKey");
+    expect(key).toMatchObject({
+      required: false,
+      allowEmptyValue: true,
+      schema: {
+        type: "string",
+        minLength: 22,
+        maxLength: MAX_INDEX_KEY_LENGTH,
+        pattern: "^[A-Za-z0-9_-]+$",
+      },
+    });
+    const page = await legacy(h, {
+      method: "GET",
+      path: `/GetCounteragentsFromGroup?boxId=${BOX}&counteragentGroupId=${HEAD}&count=1&afterIndexKey=`,
+      headers: { authorization: authHeader("admin"), accept: "application/json" },
+    });
+    expect(page.status).toBe(200);
+    const issued = JSON.parse(page.text).AfterIndexKey as string;
+    expect(satisfies(key.schema, issued), issued).toBe(true);
+  });
+
+  it("subscription Ids: the catalog as an enum, each Id at most once in an update", async () => {
+    const input = doc.components.schemas["docflow.legacy.Subscription.Input"];
+    const output = doc.components.schemas["docflow.legacy.Subscription"];
+    expect(input.properties.Id.enum).toEqual([...SUBSCRIPTION_CATALOG]);
+    expect(output.properties.Id.enum).toEqual([...SUBSCRIPTION_CATALOG]);
+    const list =
+      doc.components.schemas["docflow.legacy.SubscriptionsToUpdate"].properties.Subscriptions;
+    expect(list.items).toEqual({ $ref: "#/components/schemas/docflow.legacy.Subscription.Input" });
+    expect(list.maxItems).toBe(SUBSCRIPTION_CATALOG.length);
+    expect(list.allOf).toHaveLength(SUBSCRIPTION_CATALOG.length);
+    expect(list.allOf[0]).toEqual({
+      contains: {
+        type: "object",
+        properties: { Id: { const: SUBSCRIPTION_CATALOG[0] } },
+        required: ["Id"],
+      },
+      minContains: 0,
+      maxContains: 1,
+    });
+    const update = (body: string) =>
+      legacy(h, {
+        method: "POST",
+        path: `/UpdateSubscriptions?boxId=${BOX}&userId=${USERS.admin.userId}`,
+        headers: { authorization: authHeader("admin"), "content-type": "application/json" },
+        body,
+      });
+    expect((await update('{"Subscriptions":[{"Id":"news","IsSubscribed":"true"}]}')).status).toBe(
+      400,
+    );
+    expect(
+      (
+        await update(
+          '{"Subscriptions":[{"Id":"News","IsSubscribed":"true"},{"Id":"News","IsSubscribed":"false"}]}',
+        )
+      ).status,
+    ).toBe(400);
+  });
+
+  it("IsSubscribed: written as a string, read as a string or a boolean; optional fields may be null on input", async () => {
+    const input = doc.components.schemas["docflow.legacy.Subscription.Input"];
+    const output = doc.components.schemas["docflow.legacy.Subscription"];
+    expect(output.properties.IsSubscribed).toMatchObject({
+      type: "string",
+      enum: ["true", "false"],
+    });
+    expect(input.properties.IsSubscribed).toMatchObject({
+      type: ["string", "boolean"],
+      enum: ["true", "false", true, false],
+    });
+    const list =
+      doc.components.schemas["docflow.legacy.SubscriptionsToUpdate"].properties.Subscriptions;
+    expect(list.type).toEqual(["array", "null"]);
+    for (const body of [
+      '{"Subscriptions":[{"Id":"News","IsSubscribed":true}]}',
+      '{"Subscriptions":[{"Id":"News","IsSubscribed":"false"}]}',
+      '{"Subscriptions":null}',
+      "{}",
+    ]) {
+      const res = await legacy(h, {
+        method: "POST",
+        path: `/UpdateSubscriptions?boxId=${BOX}&userId=${USERS.admin.userId}`,
+        headers: {
+          authorization: authHeader("admin"),
+          "content-type": "application/json",
+          accept: "application/json",
+        },
+        body,
+      });
+      expect(res.status, body).toBe(200);
+      expect(res.text).toMatch(/"IsSubscribed":"(true|false)"/);
+    }
+  });
+
+  it("the body of UpdateSubscriptions is optional: no body at all is the empty message (200)", async () => {
+    expect(doc.paths["/UpdateSubscriptions"].post.requestBody.required).toBe(false);
+    const res = await legacy(h, {
+      method: "POST",
+      path: `/UpdateSubscriptions?boxId=${BOX}&userId=${USERS.admin.userId}`,
+      headers: { authorization: authHeader("admin") },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers["content-type"]).toBe("application/x-protobuf");
   });
 });
 

@@ -5,7 +5,7 @@ import { invalidArgument, notFound, permissionDenied } from "./errors";
 import { decodeIndexKey, encodeIndexKey } from "./index-key";
 import { type Caller, CounteragentStatus, DEFAULT_GROUP_ID } from "./model";
 import type { CounteragentStore } from "./ports";
-import { optionalId, requireId } from "./validate";
+import { requireId } from "./validate";
 
 export const DEFAULT_PAGE_SIZE = 100;
 export const MAX_PAGE_SIZE = 100;
@@ -43,8 +43,9 @@ export async function getCounteragentsFromGroup(
   if (!Number.isInteger(count) || count < 1 || count > MAX_PAGE_SIZE) {
     throw invalidArgument(`count must be an integer from 1 to ${MAX_PAGE_SIZE}`);
   }
-  const key = optionalId("afterIndexKey", request.afterIndexKey);
-  const after = key === undefined ? undefined : decodeIndexKey(scope, key);
+  // The key is judged only by decodeIndexKey: it is longer than an identifier may be.
+  const key = request.afterIndexKey;
+  const after = key === undefined || key === "" ? undefined : decodeIndexKey(scope, key);
 
   const { self } = await openBox(deps, caller, scope.boxId);
   if (!self.isAdministrator || !self.canManageCounteragents) {

@@ -10,7 +10,10 @@ import type { GroupPosition } from "./model";
 
 const VERSION = 1;
 const CHECK_BYTES = 6;
-const MAX_KEY_LENGTH = 512;
+/** Enough for a key of a 256-character counteragent box id of 4-byte UTF-8 characters. */
+export const MAX_INDEX_KEY_LENGTH = 1_400;
+/** The range of a JavaScript Date, in milliseconds either side of the epoch. */
+const MAX_DATE_MS = 8.64e15;
 
 export interface KeyScope {
   readonly boxId: string;
@@ -30,7 +33,7 @@ export function encodeIndexKey(scope: KeyScope, position: GroupPosition): string
 export function decodeIndexKey(scope: KeyScope, key: string): GroupPosition {
   const bad = () =>
     invalidArgument("afterIndexKey is not a valid key for this group", "Http.BadRequest");
-  if (key.length > MAX_KEY_LENGTH || !/^[A-Za-z0-9_-]+$/.test(key)) {
+  if (key.length > MAX_INDEX_KEY_LENGTH || !/^[A-Za-z0-9_-]+$/.test(key)) {
     throw bad();
   }
   const bytes = Buffer.from(key, "base64url");
@@ -43,7 +46,7 @@ export function decodeIndexKey(scope: KeyScope, key: string): GroupPosition {
   }
   const millis = Number(payload.readBigInt64BE(1));
   const counteragentBoxId = payload.subarray(9).toString("utf8");
-  if (!Number.isSafeInteger(millis) || counteragentBoxId === "") {
+  if (!Number.isSafeInteger(millis) || Math.abs(millis) > MAX_DATE_MS || counteragentBoxId === "") {
     throw bad();
   }
   return { joinedGroupAt: new Date(millis), counteragentBoxId };

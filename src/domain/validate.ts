@@ -1,9 +1,45 @@
-/** Checks of request values shared by the operations. */
+/**
+ * Checks of request values shared by the operations.
+ *
+ * The identifier rule (boxId, userId, messageId, documentId, counteragentGroupId,
+ * afterIndexKey), one rule on every protocol and the one the OpenAPI document
+ * publishes as `pattern` + `maxLength`:
+ * - 1 to 256 characters (Unicode code points, as JSON Schema's maxLength counts);
+ * - no control character: C0 (U+0000–U+001F), DEL (U+007F) and C1 (U+0080–U+009F);
+ * - not blank: at least one character that is not white space (white space as
+ *   JavaScript's `String.prototype.trim` and ECMAScript `\s` define it, listed
+ *   explicitly so that regex engines whose `\s` differs agree).
+ * An optional identifier may also be absent or empty (empty means absent).
+ */
 import { invalidArgument } from "./errors";
 
-const MAX_ID_LENGTH = 256;
-// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it rejects
-const CONTROL = /[\u0000-\u001f\u007f]/;
+export const ID_MAX_LENGTH = 256;
+
+/** Control characters: C0, DEL and C1. */
+const CONTROLS = "\\u0000-\\u001F\\u007F-\\u009F";
+/** White space that `trim()` removes, beyond the controls (Zs, U+2028/9, U+FEFF). */
+const SPACES = "\\u0020\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000\\uFEFF";
+
+/**
+ * An identifier as an ECMA-262 regular expression (also valid, with the same
+ * meaning, in Python's `re` and PCRE): no control character anywhere and at
+ * least one character that is neither a control nor white space.
+ */
+export const ID_PATTERN = `^[^${CONTROLS}]*[^${CONTROLS}${SPACES}][^${CONTROLS}]*$`;
+
+const ID = new RegExp(ID_PATTERN, "u");
+
+/** Length in Unicode code points (not UTF-16 code units). */
+function codePoints(value: string): number {
+  let n = 0;
+  for (const _ of value) n++;
+  return n;
+}
+
+/** True when `value` is an identifier by the rule above. */
+export function isIdentifier(value: string): boolean {
+  return codePoints(value) <= ID_MAX_LENGTH && ID.test(value);
+}
 
 /** A required identifier: present, not blank, at most 256 characters, no control characters. */
 export function requireId(name: string, value: string | undefined): string {
@@ -13,13 +49,13 @@ export function requireId(name: string, value: string | undefined): string {
   return checkId(name, value);
 }
 
-/** An optional identifier: absent or empty means "not given". */
+/** An optional identifier: absent or empty means "not given"; anything else must be an identifier. */
 export function optionalId(name: string, value: string | undefined): string | undefined {
   return value === undefined || value === "" ? undefined : checkId(name, value);
 }
 
 function checkId(name: string, value: string): string {
-  if (value.length > MAX_ID_LENGTH || CONTROL.test(value)) {
+  if (!isIdentifier(value)) {
     throw invalidArgument(`${name} is not a valid identifier`);
   }
   return value;

@@ -19,6 +19,10 @@ import {
   json_string,
 } from "../../gen/docflow/legacy/options_pb";
 import { FieldBehavior, field_behavior } from "../../gen/google/api/field_behavior_pb";
+import { MAX_INDEX_KEY_LENGTH } from "../domain/index-key";
+import { SUBSCRIPTION_CATALOG } from "../domain/subscriptions";
+import { ID_MAX_LENGTH, ID_PATTERN } from "../domain/validate";
+import { MAX_REQUEST_BYTES } from "../rpc/router";
 import type { LegacyRoute } from "./http-rules";
 import { queryFields } from "./query";
 
@@ -40,6 +44,56 @@ const COMMON_ERRORS: Readonly<Record<number, string>> = {
   500: "Unexpected processing error.",
 };
 
+/**
+ * An identifier (boxId, userId, messageId, …), as `src/domain/validate.ts`
+ * checks it on every protocol: 1–256 characters (code points), not blank, no
+ * control character (C0, DEL, C1). Every string query parameter is one.
+ */
+const IDENTIFIER: Json = {
+  type: "string",
+  minLength: 1,
+  maxLength: ID_MAX_LENGTH,
+  pattern: ID_PATTERN,
+  description:
+    "An identifier: 1 to 256 characters, not only white space, no control character (U+0000–U+001F, U+007F–U+009F).",
+};
+
+/**
+ * Fields the proto type says too little about, by full name: each one's schema
+ * (the one derived from its type, passed in) refined to what the server
+ * accepts, exactly.
+ */
+const FIELD_SCHEMAS: Readonly<Record<string, (derived: Json) => Json>> = {
+  // src/domain/subscriptions.ts: any other Id is a 400 (Subscriptions.UnknownId).
+  "docflow.legacy.Subscription.Id": () => ({ type: "string", enum: [...SUBSCRIPTION_CATALOG] }),
+  // An Id listed twice is a 400 (Subscriptions.DuplicateId): each Id at most once.
+  "docflow.legacy.SubscriptionsToUpdate.Subscriptions": (derived) => ({
+    ...derived,
+    maxItems: SUBSCRIPTION_CATALOG.length,
+    allOf: SUBSCRIPTION_CATALOG.map((id) => ({
+      contains: { type: "object", properties: { Id: { const: id } }, required: ["Id"] },
+      minContains: 0,
+      maxContains: 1,
+    })),
+  }),
+  // src/domain/index-key.ts: base64url of at least 16 bytes, at most
+  // MAX_INDEX_KEY_LENGTH; a key the server did not issue for this box and group is still a 400.
+  "docflow.api.v1.GetCounteragentsFromGroupRequest.after_index_key": () => ({
+    type: "string",
+    minLength: 22,
+    maxLength: MAX_INDEX_KEY_LENGTH,
+    pattern: "^[A-Za-z0-9_-]+$",
+    description:
+      "AfterIndexKey exactly as a page of the same box and group returned it; any other value, even of this shape, is a 400.",
+  }),
+};
+
+/** `schema` refined by FIELD_SCHEMAS, or as it is. */
+function refined(field: DescField, schema: Json): Json {
+  const refine = FIELD_SCHEMAS[`${field.parent.typeName}.${field.name}`];
+  return refine ? refine(schema) : schema;
+}
+
 export function buildOpenApi(routes: readonly LegacyRoute[], options: OpenApiOptions): Json {
   const schemas: Json = {
     Problem: {
@@ -59,10 +113,12 @@ export function buildOpenApi(routes: readonly LegacyRoute[], options: OpenApiOpt
     },
   };
   const describe = (name: string) => options.comments[name];
-  const ref = (message: DescMessage) => {
-    addSchema(message, schemas, describe);
-    return { $ref: `#/components/schemas/${message.typeName}` };
-  };
+  const outputs = new Set<string>();
+  for (const route of routes) collectMessages(route.method.output, outputs);
+  const components: Components = { schemas, describe, outputs };
+  const ref = (message: DescMessage, direction: Direction = "output") => ({
+    $ref: `#/components/schemas/${addSchema(message, components, direction)}`,
+  });
 
   const paths: Record<string, Json> = {};
   for (const route of routes) {
@@ -86,11 +142,12 @@ export function buildOpenApi(routes: readonly LegacyRoute[], options: OpenApiOpt
           ? method.input
           : method.input.fields.find((f) => f.name === route.body)?.message;
       if (bodySchema) {
+        // Optional: no body is binary protobuf of zero bytes, the empty message (an empty list).
         operation.requestBody = {
-          required: true,
-          description: `${bodySchema.name}: JSON when Content-Type is application/json, otherwise binary protobuf (also with no Content-Type).`,
+          required: false,
+          description: `${bodySchema.name}: JSON when Content-Type is application/json, otherwise binary protobuf (also with no Content-Type). No body at all is the empty message.`,
           content: {
-            "application/json": { schema: ref(bodySchema) },
+            "application/json": { schema: ref(bodySchema, "input") },
             "application/x-protobuf": { schema: binary(bodySchema) },
           },
         };
@@ -153,6 +210,9 @@ function responses(route: LegacyRoute, ref: (m: DescMessage) => Json): Json {
           },
         };
   const errors: Record<number, string> = { ...COMMON_ERRORS };
+  if (route.body !== "") {
+    errors[413] = `The request body is larger than ${MAX_REQUEST_BYTES} bytes.`;
+  }
   if (hasOption(route.method, http_errors)) {
     for (const e of getOption(route.method, http_errors)) {
       errors[e.status] = e.description;
@@ -191,25 +251,31 @@ function queryParameter(field: DescField, describe: (name: string) => string | u
   const required =
     hasOption(field, field_behavior) &&
     getOption(field, field_behavior).includes(FieldBehavior.REQUIRED);
-  const schema = scalarSchema(field, false);
+  const isString = field.fieldKind === "scalar" && field.scalar === ScalarType.STRING;
+  const schema: Json = { ...refined(field, isString ? IDENTIFIER : scalarSchema(field, false)) };
   if (hasOption(field, integer_range)) {
     const range = getOption(field, integer_range);
     if (isFieldSet(range, IntegerRangeSchema.field.min)) schema.minimum = Number(range.min);
     if (isFieldSet(range, IntegerRangeSchema.field.max)) schema.maximum = Number(range.max);
     if (isFieldSet(range, IntegerRangeSchema.field.default)) schema.default = Number(range.default);
   }
-  if (required && schema.type === "string") schema.minLength = 1;
   const comment = describe(`${field.parent.typeName}.${field.name}`);
   return {
     name: field.jsonName,
     in: "query",
     required,
+    // An empty value (or a bare key) means absent: fine for an optional parameter, a 400 for a required one.
+    ...(required ? {} : { allowEmptyValue: true }),
     ...(comment ? { description: comment } : {}),
     schema,
   };
 }
 
-function scalarSchema(field: DescField, legacyJson: boolean): Json {
+function scalarSchema(
+  field: DescField,
+  legacyJson: boolean,
+  direction: Direction = "output",
+): Json {
   if (field.fieldKind === "enum") {
     return { type: "string", enum: field.enum.values.map((v) => v.name) };
   }
@@ -222,9 +288,13 @@ function scalarSchema(field: DescField, legacyJson: boolean): Json {
         : undefined;
   switch (scalar) {
     case ScalarType.BOOL:
-      return legacyJson && hasOption(field, json_string) && getOption(field, json_string)
+      if (!(legacyJson && hasOption(field, json_string) && getOption(field, json_string))) {
+        return { type: "boolean" };
+      }
+      // Written as the string "true" or "false"; read as that string or a JSON boolean.
+      return direction === "output"
         ? { type: "string", enum: ["true", "false"] }
-        : { type: "boolean" };
+        : { type: ["string", "boolean"], enum: ["true", "false", true, false] };
     case ScalarType.INT32:
     case ScalarType.SINT32:
     case ScalarType.SFIXED32:
@@ -248,44 +318,89 @@ function scalarSchema(field: DescField, legacyJson: boolean): Json {
   }
 }
 
-/** The legacy JSON shape of a message (and of the messages it holds) as a component schema. */
-function addSchema(
-  message: DescMessage,
-  schemas: Json,
-  describe: (name: string) => string | undefined,
-): void {
-  if (message.typeName in schemas) return;
+/**
+ * Requests and responses differ in legacy JSON: a `(docflow.legacy.json_string)`
+ * bool is read as a string or a boolean but always written as a string, and a
+ * field that is not required may be `null` on input (proto JSON: the field is
+ * absent).
+ */
+type Direction = "input" | "output";
+
+interface Components {
+  readonly schemas: Json;
+  readonly describe: (name: string) => string | undefined;
+  /** Messages that appear in a response (their input form, if any, is named `….Input`). */
+  readonly outputs: ReadonlySet<string>;
+}
+
+/** `message` and every message it holds, by full name. */
+function collectMessages(message: DescMessage, into: Set<string>): void {
+  if (into.has(message.typeName)) return;
+  into.add(message.typeName);
+  for (const field of message.fields) {
+    if (
+      field.fieldKind === "message" ||
+      (field.fieldKind === "list" && field.listKind === "message") ||
+      (field.fieldKind === "map" && field.mapKind === "message")
+    ) {
+      collectMessages(field.message, into);
+    }
+  }
+}
+
+/** `schema` that also admits `null`. */
+function nullable(schema: Json): Json {
+  if (schema.type === undefined) return { anyOf: [schema, { type: "null" }] };
+  return {
+    ...schema,
+    type: [...[schema.type].flat(), "null"],
+    ...(Array.isArray(schema.enum) ? { enum: [...schema.enum, null] } : {}),
+  };
+}
+
+/**
+ * The legacy JSON shape of a message (and of the messages it holds) as a
+ * component schema, in one direction; returns the component's name.
+ */
+function addSchema(message: DescMessage, components: Components, direction: Direction): string {
+  const { schemas, describe } = components;
+  const name =
+    direction === "input" && components.outputs.has(message.typeName)
+      ? `${message.typeName}.Input`
+      : message.typeName;
+  if (name in schemas) return name;
   const properties: Json = {};
-  schemas[message.typeName] = { type: "object" }; // placeholder against recursion
+  schemas[name] = { type: "object" }; // placeholder against recursion
+  const ref = (nested: DescMessage) => ({
+    $ref: `#/components/schemas/${addSchema(nested, components, direction)}`,
+  });
   const required: string[] = [];
   for (const field of message.fields) {
     let schema: Json;
     if (field.fieldKind === "message") {
-      addSchema(field.message, schemas, describe);
-      schema = { $ref: `#/components/schemas/${field.message.typeName}` };
+      schema = ref(field.message);
     } else if (field.fieldKind === "list") {
-      let items: Json;
-      if (field.listKind === "message") {
-        addSchema(field.message, schemas, describe);
-        items = { $ref: `#/components/schemas/${field.message.typeName}` };
-      } else {
-        items = scalarSchema(field, true);
-      }
+      const items =
+        field.listKind === "message" ? ref(field.message) : scalarSchema(field, true, direction);
       schema = { type: "array", items };
     } else if (field.fieldKind === "map") {
       schema = { type: "object" };
     } else {
-      schema = scalarSchema(field, true);
+      schema = scalarSchema(field, true, direction);
     }
+    schema = refined(field, schema);
+    const isRequired = field.presence === FeatureSet_FieldPresence.LEGACY_REQUIRED;
+    if (isRequired) required.push(field.jsonName);
+    else if (direction === "input") schema = nullable(schema);
     const comment = describe(`${message.typeName}.${field.name}`);
     properties[field.jsonName] = comment ? { ...schema, description: comment } : schema;
-    if (field.presence === FeatureSet_FieldPresence.LEGACY_REQUIRED) required.push(field.jsonName);
   }
   const comment = describe(message.typeName);
-  schemas[message.typeName] = {
+  schemas[name] = {
     type: "object",
     ...(comment ? { description: comment } : {}),
     properties,
     ...(required.length > 0 ? { required } : {}),
   };
+  return name;
 }

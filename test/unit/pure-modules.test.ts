@@ -1,4 +1,5 @@
 /** Pure modules, tested without a server: index keys, legacy JSON, query values, page-size limits. */
+import { createHash } from "node:crypto";
 import { create, getOption, hasOption } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { CounteragentService } from "../../gen/docflow/api/v1/counteragents_pb";
@@ -9,7 +10,7 @@ import {
   SubscriptionsToUpdateSchema,
 } from "../../gen/docflow/legacy/subscriptions_pb";
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from "../../src/domain/counteragents";
-import { decodeIndexKey, encodeIndexKey } from "../../src/domain/index-key";
+import { decodeIndexKey, encodeIndexKey, MAX_INDEX_KEY_LENGTH } from "../../src/domain/index-key";
 import { legacyJsonToMessage, messageToLegacyJson } from "../../src/legacy/legacy-json";
 import { QueryError, readQuery } from "../../src/legacy/query";
 
@@ -37,7 +38,28 @@ describe("afterIndexKey", () => {
     expect(() => decodeIndexKey(scope, altered)).toThrow(/not a valid key/);
   });
 
-  it.each(["", "!!!", "a".repeat(600), "AAAA"])("a malformed key %j is refused", (key) => {
+  it("a key of the longest counteragent box id (256 four-byte characters) fits and round-trips", () => {
+    const long = { ...position, counteragentBoxId: "😀".repeat(256) };
+    const key = encodeIndexKey(scope, long);
+    expect(key.length).toBeLessThanOrEqual(MAX_INDEX_KEY_LENGTH);
+    expect(decodeIndexKey(scope, key)).toEqual(long);
+  });
+
+  it("a checksummed key whose time lies outside the range of a date is refused", () => {
+    // Forged: the checksum is not secret, but the position must still be a real one.
+    const payload = Buffer.concat([Buffer.from([1]), Buffer.alloc(8), Buffer.from("c-7")]);
+    payload.writeBigInt64BE(9_000_000_000_000_000n, 1);
+    const check = createHash("sha256")
+      .update(`${scope.boxId}\u0000${scope.counteragentGroupId}\u0000`, "utf8")
+      .update(payload)
+      .digest()
+      .subarray(0, 6);
+    expect(() =>
+      decodeIndexKey(scope, Buffer.concat([payload, check]).toString("base64url")),
+    ).toThrow(/not a valid key/);
+  });
+
+  it.each(["", "!!!", "a".repeat(1_500), "AAAA"])("a malformed key %j is refused", (key) => {
     expect(() => decodeIndexKey(scope, key)).toThrow(/not a valid key/);
   });
 });

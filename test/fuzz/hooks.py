@@ -1,0 +1,137 @@
+"""Schemathesis hooks for `npm run test:fuzz` (see run.sh).
+
+What a JSON schema cannot say about this API, said here:
+
+- afterIndexKey is a key the server issued for one box and group (base64url of a
+  position sealed with a checksum over the box and the group, src/domain/index-key.ts).
+  The document states its shape; any other value of that shape is a 400 by design.
+  So a generated key that is schema-valid is replaced by one minted for the very
+  boxId and counteragentGroupId of the request, at a position derived from the
+  generated value: positive cases stay positive and reach the paging code.
+  Schema-invalid keys (negative cases) are left alone.
+- Every other case asks for legacy JSON (Accept: application/json), so that the
+  JSON response schemas are checked; the rest get binary protobuf, as SDKs do.
+"""
+
+import base64
+import hashlib
+import json
+import re
+import struct
+from urllib.parse import parse_qs, urlsplit
+
+import jsonschema_rs
+import schemathesis
+from schemathesis.core.parameters import ParameterLocation
+
+KEY_SHAPE = re.compile(r"[A-Za-z0-9_-]{22,256}")
+# Dates a JavaScript Date can hold (±8.64e15 ms): the range of positions the server issues.
+MAX_DATE_MS = 8_640_000_000_000_000
+_counter = 0
+
+
+def mint_key(box_id: str, group_id: str, seed: str) -> str:
+    """An afterIndexKey as src/domain/index-key.ts encodes it, for box_id and group_id."""
+    digest = hashlib.sha256(seed.encode("utf-8")).digest()
+    millis = int.from_bytes(digest[:8], "big") % (2 * MAX_DATE_MS + 1) - MAX_DATE_MS
+    counteragent_box_id = seed[:100]
+    payload = bytes([1]) + struct.pack(">q", millis) + counteragent_box_id.encode("utf-8")
+    check = hashlib.sha256(f"{box_id}\0{group_id}\0".encode("utf-8") + payload).digest()[:6]
+    return base64.urlsafe_b64encode(payload + check).decode("ascii").rstrip("=")
+
+
+@schemathesis.hook
+def map_case(context, case):
+    global _counter
+    _counter += 1
+    data = case.meta.phase.data if case.meta is not None else None
+    # Cases about a header (a missing Authorization, say) keep their headers as generated.
+    about_a_header = getattr(data, "parameter_location", None) == ParameterLocation.HEADER
+    if _counter % 2 == 0 and not about_a_header:
+        case.headers = {**(case.headers or {}), "Accept": "application/json"}
+    query = case.query
+    if isinstance(query, dict):
+        key, box, group = (query.get(n) for n in ("afterIndexKey", "boxId", "counteragentGroupId"))
+        if (
+            isinstance(key, str)
+            and KEY_SHAPE.fullmatch(key)
+            and isinstance(box, str)
+            and isinstance(group, str)
+        ):
+            case.query = {**query, "afterIndexKey": mint_key(box, group, key)}
+    return case
+
+
+# Schema-invalid input is a 400 (SPEC §4: 405 → 401 → 400 → 403 → 402 → 404 → 409), never a
+# 403/404/409 that would mean the server looked past it. Schemathesis' own
+# negative_data_rejection counts 403/404 as rejections and (4.32.5) skips coverage-phase
+# negative query cases as soon as another query parameter is valid, so this check
+# judges every request as it was sent, against the document the server serves.
+REJECTED = {400, 401, 413}
+_validators: dict = {}
+
+
+def _validator(raw: dict, key: str, schema: dict):
+    if key not in _validators:
+        _validators[key] = jsonschema_rs.validator_for(
+            {**schema, "components": raw.get("components", {})}
+        )
+    return _validators[key]
+
+
+def _integer_text_valid(text: str, schema: dict) -> bool:
+    if not re.fullmatch(r"-?[0-9]+", text):
+        return False
+    return _validator({}, json.dumps(schema, sort_keys=True), schema).is_valid(int(text))
+
+
+def _invalid_input(case, request) -> str | None:
+    """Why the request as sent breaks the document, or None when it does not."""
+    raw = case.operation.schema.raw_schema
+    operation = raw["paths"][case.operation.path][case.operation.method.lower()]
+    sent = parse_qs(urlsplit(request.url).query, keep_blank_values=True)
+    by_name: dict[str, list[str]] = {}
+    for name, values in sent.items():
+        # The server matches parameter names case-insensitively.
+        by_name.setdefault(name.lower(), []).extend(values)
+    for parameter in operation.get("parameters", []):
+        name, schema = parameter["name"], parameter.get("schema", {})
+        values = by_name.get(name.lower(), [])
+        if len(values) > 1:
+            return f"query parameter {name} given {len(values)} times"
+        if not values or values[0] == "":
+            if parameter.get("required"):
+                return f"required query parameter {name} absent or empty"
+            continue
+        text = values[0]
+        if schema.get("type") == "integer":
+            if not _integer_text_valid(text, schema):
+                return f"query parameter {name}={text!r} is not a valid integer here"
+        elif not _validator(raw, f"{case.operation.path} {name}", schema).is_valid(text):
+            return f"query parameter {name}={text!r} does not match its schema"
+    content_type = request.headers.get("Content-Type", "")
+    json_body = operation.get("requestBody", {}).get("content", {}).get("application/json")
+    if json_body and re.match(r"application/json\s*(;|$)", content_type, re.I):
+        body = request.body or b""
+        try:
+            value = json.loads(body)
+        except ValueError:
+            return "the body is not JSON"
+        key = f"{case.operation.path} body"
+        if not _validator(raw, key, json_body["schema"]).is_valid(value):
+            return "the JSON body does not match its schema"
+    return None
+
+
+@schemathesis.check
+def invalid_input_is_400(ctx, response, case):
+    """Schema-invalid input (as sent) gets a 400, or a 401 before it, never a later status."""
+    request = response.request
+    if request.method.upper() != case.operation.method.upper():
+        return None  # another verb: 405
+    reason = _invalid_input(case, request)
+    if reason is not None and response.status_code not in REJECTED:
+        raise AssertionError(
+            f"{reason}, yet the answer is {response.status_code} (expected 400, or 401)"
+        )
+    return None
