@@ -41,6 +41,9 @@ export interface HttpServer {
 
 export function createHttpServer(deps: Deps, timeouts: Timeouts): HttpServer {
   const pipeline = createPipeline(deps, { callDeadlineMs: timeouts.callDeadlineMs });
+  // connectNodeAdapter does this same lookup; we do it here because the legacy
+  // bridge, health and docs share the port and must see the raw target too, and
+  // because every handler is wrapped (undecodable.ts) and gets per-request values.
   const rpcPaths = new Map<string, UniversalHandler>(
     pipeline.handlers.map((h) => [h.requestPath, h]),
   );

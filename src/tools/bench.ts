@@ -12,6 +12,7 @@
  * Environment: BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_WARMUP_SECONDS (2),
  * BENCH_CONNECTIONS ("32,256"), BENCH_SCENARIOS (comma list, default all).
  */
+import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import http from "node:http";
@@ -51,6 +52,20 @@ import {
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const script = (name: string) => fileURLToPath(new URL(`./bench/${name}`, import.meta.url));
 const NODE_TS = [process.execPath, "--import", "tsx"];
+
+/**
+ * The service runs exactly as `npm start` runs it: the build, then the node
+ * command after `exec` in package.json's start script (flags included).
+ */
+function serviceCommand(): string[] {
+  execFileSync("npm", ["run", "-s", "build"], { cwd: ROOT, stdio: "inherit" });
+  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+    scripts: Record<string, string>;
+  };
+  const start = /exec node (.+)$/.exec(pkg.scripts.start ?? "")?.[1];
+  if (!start) throw new Error('package.json\'s start script has no "exec node …"');
+  return [process.execPath, ...start.trim().split(/\s+/)];
+}
 
 type SideName = "service" | "floor" | "grpc-js";
 
@@ -213,7 +228,7 @@ async function main(): Promise<void> {
     HOST: "127.0.0.1",
     LOG_LEVEL: "info",
   };
-  const service = await startServer("service", [...NODE_TS, "src/main.ts"], env, ROOT);
+  const service = await startServer("service", serviceCommand(), env, ROOT);
   const floorHttp = needsHttp
     ? await startServer("floor-http", [...NODE_TS, script("floor-http.ts")], env, ROOT)
     : undefined;
