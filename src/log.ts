@@ -13,7 +13,7 @@ export interface Logger {
 
 export function createLogger(
   level: LogLevel,
-  write: (line: string) => void = (line) => process.stdout.write(`${line}\n`),
+  write: (line: string) => void = createStdoutWriter(),
 ): Logger {
   const threshold = LOG_LEVELS.indexOf(level);
   const emit = (at: Exclude<LogLevel, "silent">, message: string, fields?: LogFields) => {
@@ -36,4 +36,25 @@ export function describeError(error: unknown): LogFields {
     return { error: error.name, errorMessage: error.message, stack: error.stack };
   }
   return { error: String(error) };
+}
+
+/**
+ * Lines to stdout, gathered within one turn of the event loop and written
+ * together: stdout is a synchronous pipe or file on Linux, and one write per
+ * request line costs a system call each under load. Whatever is pending is
+ * written before the process exits.
+ */
+export function createStdoutWriter(out: (text: string) => void = (t) => process.stdout.write(t)) {
+  let pending: string[] = [];
+  const flush = () => {
+    if (pending.length === 0) return;
+    const text = `${pending.join("\n")}\n`;
+    pending = [];
+    out(text);
+  };
+  process.on("exit", flush);
+  return (line: string) => {
+    if (pending.length === 0) setImmediate(flush);
+    pending.push(line);
+  };
 }
