@@ -24,6 +24,8 @@ export interface Timeouts {
   readonly databaseMs: number;
   /** /healthz and grpc health give up on the database after this time. */
   readonly healthMs: number;
+  /** On SIGTERM, how long the service keeps serving while /readyz says 503, so balancers stop sending. */
+  readonly drainMs: number;
   /** How long in-flight calls may take to finish once shutdown starts. */
   readonly shutdownMs: number;
 }
@@ -37,6 +39,7 @@ export const DEFAULT_TIMEOUTS: Timeouts = Object.freeze({
   callDeadlineMs: 10_000,
   databaseMs: 2_000,
   healthMs: 1_000,
+  drainMs: 5_000,
   shutdownMs: 10_000,
 });
 
@@ -71,6 +74,7 @@ const TIMEOUT_VARIABLES: Readonly<Record<keyof Timeouts, [string, number, number
   callDeadlineMs: ["CALL_DEADLINE_MS", 1, 600_000],
   databaseMs: ["MONGODB_TIMEOUT_MS", 1, 600_000],
   healthMs: ["HEALTH_TIMEOUT_MS", 1, 60_000],
+  drainMs: ["SHUTDOWN_DRAIN_MS", 0, 600_000],
   shutdownMs: ["SHUTDOWN_TIMEOUT_MS", 0, 600_000],
 };
 
@@ -96,6 +100,16 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const mongodbUri = value("MONGODB_URI");
   if (mongodbUri !== undefined && !/^mongodb(\+srv)?:\/\/\S+$/.test(mongodbUri)) {
     problems.push("MONGODB_URI must be a mongodb:// or mongodb+srv:// connection string");
+  }
+  const embeddedDb = value("EMBEDDED_DB");
+  if (embeddedDb !== undefined && embeddedDb !== "allow") {
+    problems.push('EMBEDDED_DB must be "allow" or unset');
+  }
+  // A forgotten MONGODB_URI must not run production on a database that keeps nothing.
+  if (value("NODE_ENV") === "production" && mongodbUri === undefined && embeddedDb !== "allow") {
+    problems.push(
+      "MONGODB_URI is required when NODE_ENV=production (EMBEDDED_DB=allow runs the in-memory demo database anyway)",
+    );
   }
   const mongodbDatabase = value("MONGODB_DB") ?? "docflow";
   if (!/^[A-Za-z0-9_-]{1,63}$/.test(mongodbDatabase)) {

@@ -8,6 +8,10 @@ import { loadFixture, loadFixtureFile } from "./fixtures/load";
 import { createHttpServer } from "./http/server";
 import { createLogger, describeError } from "./log";
 import { openDatabase } from "./storage/database";
+import { EmbeddedEngineMissing } from "./storage/embedded-server";
+
+/** Two signals closer than this are one request to stop (see onSignal). */
+const REPEATED_SIGNAL_MS = 1_000;
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -21,19 +25,40 @@ async function main(): Promise<void> {
     throw error;
   }
   const log = createLogger(config.logLevel);
-  // A signal during start-up (the embedded database may be starting) is kept
-  // and acted on once there is something to close, so no child process is left.
-  let early: string | undefined;
-  const remember = (signal: string) => {
-    early = signal;
+  log.info("starting", { node: process.version, pid: process.pid });
+
+  // Signals are handled from the first line on. A signal sent to the whole
+  // process group reaches us twice within milliseconds (from the kernel, and
+  // forwarded by npm): a repeat within a second is the same request to stop.
+  let stopRequested: { signal: string; at: number } | undefined;
+  let stopNow: ((signal: string) => void) | undefined;
+  const onSignal = (signal: string) => {
+    const now = Date.now();
+    if (stopRequested === undefined) {
+      stopRequested = { signal, at: now };
+      stopNow?.(signal);
+    } else if (now - stopRequested.at > REPEATED_SIGNAL_MS) {
+      log.warn("second signal: exiting now", { signal });
+      process.exit(1);
+    }
   };
-  process.once("SIGTERM", remember);
-  process.once("SIGINT", remember);
-  const database = await openDatabase({
-    uri: config.mongodbUri,
-    name: config.mongodbDatabase,
-    operationTimeoutMs: config.timeouts.databaseMs,
-  });
+  process.on("SIGTERM", () => onSignal("SIGTERM"));
+  process.on("SIGINT", () => onSignal("SIGINT"));
+
+  let database: Awaited<ReturnType<typeof openDatabase>>;
+  try {
+    database = await openDatabase({
+      uri: config.mongodbUri,
+      name: config.mongodbDatabase,
+      operationTimeoutMs: config.timeouts.databaseMs,
+    });
+  } catch (error) {
+    if (error instanceof EmbeddedEngineMissing) {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(2);
+    }
+    throw error;
+  }
   if (database.mode === "embedded") {
     log.warn("embedded, in-memory database: nothing is kept when the service stops", {
       database: database.address,
@@ -62,39 +87,31 @@ async function main(): Promise<void> {
     cache: { ttlMs: config.authCacheTtlMs, maxEntries: config.authCacheMaxEntries },
   });
   const server = createHttpServer(deps, config.timeouts);
-  // Signals are handled from before the first connection can arrive.
-  let stopping = false;
   const stop = async (signal: string) => {
-    if (stopping) {
-      log.warn("second signal: exiting now", { signal });
-      process.exit(1);
-    }
-    stopping = true;
-    log.info("shutting down", { signal });
+    log.info("shutting down", { signal, drainMs: config.timeouts.drainMs });
+    await server.drain(config.timeouts.drainMs);
     await server.close();
     await database.close();
     log.info("stopped");
     process.exit(0);
   };
-  process.removeListener("SIGTERM", remember);
-  process.removeListener("SIGINT", remember);
-  process.on("SIGTERM", () => void stop("SIGTERM"));
-  process.on("SIGINT", () => void stop("SIGINT"));
-  if (early !== undefined) {
-    await stop(early);
+  stopNow = (signal) => void stop(signal);
+  if (stopRequested !== undefined) {
+    // A signal arrived during start-up: there is now something to close.
+    await stop(stopRequested.signal);
     return;
   }
   const address = await server.listen(config.port, config.host);
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const baseUrl = `http://${host}:${address.port}`;
-  log.info("listening", { url: baseUrl, database: database.mode });
+  log.info("listening", { url: baseUrl, database: database.mode, node: process.version });
   printBanner(baseUrl, database.mode, config.seedFile);
 }
 
 function printBanner(baseUrl: string, mode: string, seedFile: string | undefined): void {
   const lines = [
     "",
-    `docflow-api is listening on ${baseUrl}`,
+    `docflow-api is listening on ${baseUrl} (Node ${process.version})`,
     mode === "embedded"
       ? "database: embedded, in-memory: NOTHING IS KEPT when the service stops (set MONGODB_URI to keep data)"
       : "database: MongoDB at MONGODB_URI",

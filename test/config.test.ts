@@ -29,6 +29,7 @@ describe("timeouts", () => {
       CALL_DEADLINE_MS: "6",
       MONGODB_TIMEOUT_MS: "7",
       HEALTH_TIMEOUT_MS: "8",
+      SHUTDOWN_DRAIN_MS: "9",
       SHUTDOWN_TIMEOUT_MS: "0",
     }).timeouts;
     expect(t).toEqual({
@@ -40,6 +41,7 @@ describe("timeouts", () => {
       callDeadlineMs: 6,
       databaseMs: 7,
       healthMs: 8,
+      drainMs: 9,
       shutdownMs: 0,
     });
   });
@@ -58,5 +60,22 @@ describe("timeouts", () => {
     expect(problemsOf({ HEADERS_TIMEOUT_MS: "5000", REQUEST_TIMEOUT_MS: "1000" })).toEqual([
       "HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS",
     ]);
+  });
+});
+
+describe("no silent in-memory production", () => {
+  it("NODE_ENV=production without MONGODB_URI is refused", () => {
+    expect(problemsOf({ NODE_ENV: "production" })).toEqual([
+      "MONGODB_URI is required when NODE_ENV=production (EMBEDDED_DB=allow runs the in-memory demo database anyway)",
+    ]);
+  });
+
+  it("EMBEDDED_DB=allow overrides it, and MONGODB_URI satisfies it", () => {
+    expect(problemsOf({ NODE_ENV: "production", EMBEDDED_DB: "allow" })).toEqual([]);
+    expect(problemsOf({ NODE_ENV: "production", MONGODB_URI: "mongodb://db:27017" })).toEqual([]);
+  });
+
+  it("EMBEDDED_DB takes only allow", () => {
+    expect(problemsOf({ EMBEDDED_DB: "yes" })).toEqual(['EMBEDDED_DB must be "allow" or unset']);
   });
 });

@@ -17,14 +17,27 @@ interface Started {
 
 const children: ChildProcess[] = [];
 afterEach(() => {
-  for (const c of children.splice(0)) if (c.exitCode === null) c.kill("SIGKILL");
+  for (const c of children.splice(0)) {
+    if (c.exitCode === null && c.pid !== undefined) {
+      try {
+        process.kill(-c.pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+  }
 });
 
-function start(env: Record<string, string> = {}): Promise<Started> {
-  const { MONGODB_URI: _, ...base } = process.env;
-  const child = spawn("node", ["--import", "tsx", "src/main.ts"], {
-    env: { ...base, PORT: "0", ...env },
+const DIRECT = ["node", "--import", "tsx", "src/main.ts"];
+
+/** Starts the service (directly by default, or e.g. as `npm start`), each in its own process group. */
+function start(env: Record<string, string> = {}, command: string[] = DIRECT): Promise<Started> {
+  const { MONGODB_URI: _, NODE_ENV: __, ...base } = process.env;
+  const [file = "node", ...args] = command;
+  const child = spawn(file, args, {
+    env: { ...base, PORT: "0", SHUTDOWN_DRAIN_MS: "0", ...env },
     stdio: ["ignore", "pipe", "pipe"],
+    detached: true,
   });
   children.push(child);
   let out = "";
@@ -196,5 +209,87 @@ describe("graceful shutdown on SIGTERM", () => {
     s.child.kill("SIGTERM");
     expect(await s.exited).toBe(0);
     await expect(fetch(`${s.baseUrl}/healthz`)).rejects.toThrow();
+  });
+});
+
+/** The pids of the node process and of the embedded database, from the service's own log lines. */
+function pidsOf(s: Started): { node: number; database: number } {
+  return {
+    node: Number(/"msg":"starting"[^\n]*"pid":(\d+)/.exec(s.stdout())?.[1]),
+    database: Number(/"embeddedPid":(\d+)/.exec(s.stdout())?.[1]),
+  };
+}
+
+describe("npm start, as a container runtime or a process manager runs it", () => {
+  it("runs on Node 24 and says so", async () => {
+    const s = await start({}, ["npm", "start"]);
+    expect(s.stderr()).toMatch(/listening on http:\/\/\S+ \(Node v24\./);
+    expect(s.stdout()).toMatch(/"msg":"starting","node":"v24\./);
+    s.child.kill("SIGTERM");
+    expect(await s.exited).toBe(0);
+  });
+
+  it.each([
+    ["to the npm process", (s: Started) => s.child.kill("SIGTERM")],
+    ["to its whole process group", (s: Started) => process.kill(-(s.child.pid ?? 0), "SIGTERM")],
+    [
+      "SIGINT to its whole process group (Ctrl-C)",
+      (s: Started) => process.kill(-(s.child.pid ?? 0), "SIGINT"),
+    ],
+  ])("a signal %s stops it gracefully and leaves no process behind", async (_name, send) => {
+    const s = await start({}, ["npm", "start"]);
+    const pids = pidsOf(s);
+    expect(isAlive(pids.node)).toBe(true);
+    expect(isAlive(pids.database)).toBe(true);
+    send(s);
+    expect(await s.exited).toBe(0);
+    // npm exits with node's code once node has exited.
+    for (let i = 0; i < 50 && (isAlive(pids.node) || isAlive(pids.database)); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(s.stdout()).toMatch(/"msg":"shutting down"/);
+    expect(s.stdout()).toMatch(/"msg":"stopped"/);
+    expect(s.stdout()).not.toMatch(/second signal/);
+    expect(isAlive(pids.node)).toBe(false);
+    expect(isAlive(pids.database)).toBe(false);
+  });
+});
+
+describe("drain for load balancers", () => {
+  it("after SIGTERM, /readyz says 503 while /livez and the API still answer, for SHUTDOWN_DRAIN_MS", async () => {
+    const s = await start({ SHUTDOWN_DRAIN_MS: "1500" });
+    expect((await fetch(`${s.baseUrl}/readyz`)).status).toBe(200);
+    s.child.kill("SIGTERM");
+    await new Promise((r) => setTimeout(r, 300));
+    const ready = await fetch(`${s.baseUrl}/readyz`);
+    expect(ready.status).toBe(503);
+    expect(await ready.json()).toEqual({ status: "stopping" });
+    expect((await fetch(`${s.baseUrl}/healthz`)).status).toBe(503);
+    expect((await fetch(`${s.baseUrl}/livez`)).status).toBe(200);
+    const api = await fetch(
+      `${s.baseUrl}/GetSubscriptions?boxId=${DEMO.boxId}&userId=${DEMO.clerk.userId}`,
+      {
+        headers: {
+          authorization: `ServiceAuth svcauth_api_client_id=${DEMO.apiKey}, svcauth_token=${DEMO.admin.token}`,
+        },
+      },
+    );
+    expect(api.status).toBe(200);
+    expect(await s.exited).toBe(0);
+  });
+});
+
+describe("no silent in-memory production", () => {
+  it("NODE_ENV=production without MONGODB_URI: exit 2 and one line", async () => {
+    const s = await start({ NODE_ENV: "production" });
+    expect(await s.exited).toBe(2);
+    expect(s.stderr()).toMatch(/MONGODB_URI is required when NODE_ENV=production/);
+  });
+
+  it("EMBEDDED_DB=allow runs the demo anyway", async () => {
+    const s = await start({ NODE_ENV: "production", EMBEDDED_DB: "allow" });
+    expect(s.baseUrl).not.toBe("");
+    s.child.kill("SIGTERM");
+    expect(await s.exited).toBe(0);
   });
 });

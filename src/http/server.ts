@@ -26,8 +26,9 @@ import { createPipeline } from "../rpc/router";
 import { encodeGrpcMessage } from "../rpc/undecodable";
 import { SERVICE_VERSION } from "../version";
 import { createDocsRoutes } from "./docs";
+import { createHealthEndpoints, HEALTH_PATHS } from "./health";
 import { createListener } from "./listener";
-import { type NodeRequest, type NodeResponse, sendError, sendJson } from "./responder";
+import { type NodeRequest, type NodeResponse, sendError } from "./responder";
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 /** Longest part of an unknown path that is echoed or logged. */
@@ -35,7 +36,12 @@ const MAX_SHOWN_PATH = 200;
 
 export interface HttpServer {
   listen(port: number, host: string): Promise<AddressInfo>;
-  /** Stops accepting, lets in-flight calls finish, then closes every connection. */
+  /**
+   * Says "not ready" (/readyz 503) while still serving everything, for
+   * `drainMs`, so that load balancers stop sending before connections are refused.
+   */
+  drain(drainMs: number): Promise<void>;
+  /** Stops accepting, sends GOAWAY and Connection: close, lets in-flight calls finish, then closes every connection. */
   close(): Promise<void>;
 }
 
@@ -51,7 +57,7 @@ export function createHttpServer(deps: Deps, timeouts: Timeouts): HttpServer {
   const docs = createDocsRoutes(
     buildOpenApi(bridge.routes, { version: SERVICE_VERSION, comments: protoComments }),
   );
-  let stopping = false;
+  const health = createHealthEndpoints(deps.healthy);
   const shutdown = new AbortController();
 
   const onRequest = (req: NodeRequest, res: NodeResponse) => {
@@ -98,9 +104,9 @@ export function createHttpServer(deps: Deps, timeouts: Timeouts): HttpServer {
         await universalResponseToNodeResponse(uRes, res);
         return;
       }
-      if (path === "/healthz") {
+      if (HEALTH_PATHS.has(path)) {
         route = path;
-        await healthz(req, res);
+        await health.handle(req, res, path);
         return;
       }
       const docsRoute = docs.route(path);
@@ -137,23 +143,15 @@ export function createHttpServer(deps: Deps, timeouts: Timeouts): HttpServer {
     });
   };
 
-  const healthz = async (req: NodeRequest, res: NodeResponse) => {
-    req.resume();
-    if (req.method !== "GET" && req.method !== "HEAD") {
-      sendError(req, res, legacyError(405, "use GET for /healthz"), { allow: "GET, HEAD" });
-      return;
-    }
-    const ok = !stopping && (await deps.healthy());
-    sendJson(res, ok ? 200 : 503, {
-      status: ok ? "ok" : stopping ? "stopping" : "database unavailable",
-    });
-  };
-
   const listener = createListener(onRequest, timeouts, deps.log);
   return {
     listen: (port, host) => listener.listen(port, host),
+    async drain(drainMs) {
+      health.startDraining();
+      if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
+    },
     async close() {
-      stopping = true;
+      health.startDraining();
       shutdown.abort();
       await listener.close();
     },

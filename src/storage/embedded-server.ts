@@ -17,9 +17,26 @@ const READY = /JONGODB_URI=(\S+)/;
 const START_TIMEOUT_MS = 15_000;
 const STOP_TIMEOUT_MS = 3_000;
 
+const PACKAGE = "@jongodb/memory-server-bin-linux-x64-gnu";
+
+/** The engine is an optional dependency (linux/x64/glibc only; left out by `npm ci --omit=optional`). */
+export class EmbeddedEngineMissing extends Error {
+  override readonly name = "EmbeddedEngineMissing";
+  constructor() {
+    super(
+      `the embedded database is not installed (optional dependency ${PACKAGE}, linux x64 glibc only): set MONGODB_URI to a MongoDB server`,
+    );
+  }
+}
+
 function binaryPath(): string {
   const require = createRequire(import.meta.url);
-  const pkg = require.resolve("@jongodb/memory-server-bin-linux-x64-gnu/package.json");
+  let pkg: string;
+  try {
+    pkg = require.resolve(`${PACKAGE}/package.json`);
+  } catch {
+    throw new EmbeddedEngineMissing();
+  }
   return join(dirname(pkg), "bin", "jongodb");
 }
 

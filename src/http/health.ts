@@ -1,0 +1,40 @@
+/**
+ * HTTP health for orchestrators and load balancers (SPEC §9): /livez says the
+ * process is up and never touches MongoDB, so a database blip restarts
+ * nothing; /readyz (and its alias /healthz) says whether to send traffic:
+ * MongoDB answers within HEALTH_TIMEOUT_MS and the service is not draining.
+ */
+import { legacyError } from "../rpc/error-table";
+import { type NodeRequest, type NodeResponse, sendError, sendJson } from "./responder";
+
+export const HEALTH_PATHS: ReadonlySet<string> = new Set(["/livez", "/readyz", "/healthz"]);
+
+export interface HealthEndpoints {
+  /** From now on /readyz answers 503 "stopping". */
+  startDraining(): void;
+  handle(req: NodeRequest, res: NodeResponse, path: string): Promise<void>;
+}
+
+export function createHealthEndpoints(databaseAnswers: () => Promise<boolean>): HealthEndpoints {
+  let draining = false;
+  return {
+    startDraining() {
+      draining = true;
+    },
+    async handle(req, res, path) {
+      req.resume();
+      if (req.method !== "GET" && req.method !== "HEAD") {
+        sendError(req, res, legacyError(405, `use GET for ${path}`), { allow: "GET, HEAD" });
+        return;
+      }
+      if (path === "/livez") {
+        sendJson(res, 200, { status: "ok" });
+        return;
+      }
+      const ready = !draining && (await databaseAnswers());
+      sendJson(res, ready ? 200 : 503, {
+        status: ready ? "ok" : draining ? "stopping" : "database unavailable",
+      });
+    },
+  };
+}
