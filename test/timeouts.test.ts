@@ -2,7 +2,7 @@
 import http2 from "node:http2";
 import net from "node:net";
 import { describe, expect, it } from "vitest";
-import { legacy, TEST_TIMEOUTS, useHarness } from "./support/harness";
+import { legacy, startHarness, TEST_TIMEOUTS, useHarness } from "./support/harness";
 
 const LIMITS = {
   ...TEST_TIMEOUTS,
@@ -151,6 +151,28 @@ describe("cleartext HTTP/2", () => {
       await othersAreServed();
     } finally {
       session.destroy();
+    }
+  });
+});
+
+describe("keep-alive longer than the headers timeout (KEEP_ALIVE_TIMEOUT_MS 65 s, HEADERS_TIMEOUT_MS 20 s by default)", () => {
+  it("an idle kept-alive connection is not cut by the headers timer: Node starts it at a request's first byte", async () => {
+    const own = await startHarness(undefined, { ...LIMITS, headersMs: 300, keepAliveMs: 2_000 });
+    try {
+      const socket = net.connect(own.port, "127.0.0.1");
+      let received = "";
+      socket.on("data", (c: Buffer) => {
+        received += c.toString("latin1");
+      });
+      await new Promise((r) => socket.once("connect", r));
+      socket.write("GET /livez HTTP/1.1\r\nHost: x\r\n\r\n");
+      await new Promise((r) => setTimeout(r, 900));
+      socket.write("GET /livez HTTP/1.1\r\nHost: x\r\n\r\n");
+      await new Promise((r) => setTimeout(r, 200));
+      expect(received.match(/HTTP\/1\.1 200 OK/g)).toHaveLength(2);
+      socket.destroy();
+    } finally {
+      await own.close();
     }
   });
 });
