@@ -95,6 +95,32 @@ describe("a good fixture loads, with defaults for omitted fields", () => {
     expect(await totalDocuments()).toBe(once);
   });
 
+  it("groups are ordinary groups: a name (by default the id), a name key, departments, a creation time a reload keeps", async () => {
+    const fixture = box({
+      counteragentGroups: [
+        { counteragentGroupId: "g1", name: " Partners " },
+        { counteragentGroupId: "g2", departmentIds: ["d1", "d1"] },
+        { counteragentGroupId: "g3", name: "Old", createdAt: "2025-01-01T00:00:00Z" },
+      ],
+    });
+    const before = Date.now();
+    await loadFixture(db, fixture);
+    const groups = db.collection("counteragentGroups");
+    const g1 = await groups.findOne({ counteragentGroupId: "g1" });
+    expect(g1).toMatchObject({ boxId: "b1", name: "Partners", nameKey: "partners" });
+    expect(g1?.departmentIds).toBeUndefined();
+    expect(new Date(g1?.createdAt).getTime()).toBeGreaterThanOrEqual(before);
+    expect(await groups.findOne({ counteragentGroupId: "g2" })).toMatchObject({
+      name: "g2",
+      departmentIds: ["d1"],
+    });
+    expect((await groups.findOne({ counteragentGroupId: "g3" }))?.createdAt).toEqual(
+      new Date("2025-01-01T00:00:00Z"),
+    );
+    await loadFixture(db, fixture);
+    expect((await groups.findOne({ counteragentGroupId: "g1" }))?.createdAt).toEqual(g1?.createdAt);
+  });
+
   it("the demo fixture is valid", () => {
     expect(() => parseFixture(demoFixture)).not.toThrow();
   });
@@ -199,6 +225,26 @@ describe("a fixture that breaks a rule is rejected, naming the entry, and nothin
       "unknown group",
       box({ counteragents: [{ counteragentBoxId: "c", counteragentGroupId: "g9" }] }),
       /counteragentGroupId "g9" is not a group/,
+    ],
+    [
+      "duplicate group name, compared case-insensitively",
+      box({
+        counteragentGroups: [
+          { counteragentGroupId: "g1", name: "Partners" },
+          { counteragentGroupId: "g2", name: " PARTNERS" },
+        ],
+      }),
+      /counteragentGroups\[1\] \(counteragentGroupId "g2"\): duplicate group name "PARTNERS"/,
+    ],
+    [
+      "blank group name",
+      box({ counteragentGroups: [{ counteragentGroupId: "g1", name: "  " }] }),
+      /counteragentGroups\[0\] \(counteragentGroupId "g1"\): Name must be 1 to 100 characters/,
+    ],
+    [
+      "unknown department of a group",
+      box({ counteragentGroups: [{ counteragentGroupId: "g1", departmentIds: ["d1", "d9"] }] }),
+      /counteragentGroups\[0\] \(counteragentGroupId "g1"\): departmentIds "d9" is not a department/,
     ],
     [
       "unknown status",

@@ -20,6 +20,10 @@ const INDEXES: Record<string, IndexDescription[]> = {
   [Collections.employees]: [{ key: { boxId: 1, userId: 1 }, name: "boxId_userId", unique: true }],
   [Collections.counteragentGroups]: [
     { key: { boxId: 1, counteragentGroupId: 1 }, name: "boxId_groupId", unique: true },
+    // Names are unique within a box, compared case-insensitively (src/domain/counteragent-groups.ts).
+    { key: { boxId: 1, nameKey: 1 }, name: "boxId_nameKey", unique: true },
+    // GetCounteragentGroups: creation order, then id.
+    { key: { boxId: 1, createdAt: 1, counteragentGroupId: 1 }, name: "boxId_createdAt_groupId" },
   ],
   [Collections.counteragents]: [
     { key: { boxId: 1, counteragentBoxId: 1 }, name: "boxId_counteragentBoxId", unique: true },

@@ -3,10 +3,15 @@
  * loading the same fixture twice changes nothing.
  */
 import type { AnyBulkWriteOperation, Db, Document } from "mongodb";
+import { groupNameKey } from "../domain/counteragent-groups";
 import type { FixtureData } from "../fixtures/fixture";
 import { Collections } from "./collections";
 
-export async function writeFixture(db: Db, data: FixtureData): Promise<void> {
+export async function writeFixture(
+  db: Db,
+  data: FixtureData,
+  now: Date = new Date(),
+): Promise<void> {
   await upsert(
     db,
     Collections.apiClients,
@@ -30,9 +35,20 @@ export async function writeFixture(db: Db, data: FixtureData): Promise<void> {
   await upsert(
     db,
     Collections.counteragentGroups,
-    data.counteragentGroups.map((g) => [
+    data.counteragentGroups.map(({ departmentIds, createdAt, ...g }) => [
       { boxId: g.boxId, counteragentGroupId: g.counteragentGroupId },
-      g,
+      {
+        ...g,
+        nameKey: groupNameKey(g.name),
+        ...(departmentIds ? { departmentIds } : {}),
+        ...(createdAt ? { createdAt } : {}),
+      },
+      {
+        // An ordinary group, as the API would have made it: live, any department unless
+        // listed, and created when first written (a reload keeps that time).
+        $unset: { deletingSince: "", ...(departmentIds ? {} : { departmentIds: "" }) },
+        ...(createdAt ? {} : { $setOnInsert: { createdAt: now } }),
+      },
     ]),
   );
   await upsert(
@@ -49,10 +65,15 @@ export async function writeFixture(db: Db, data: FixtureData): Promise<void> {
 
 const BATCH = 500;
 
-async function upsert(db: Db, collection: string, rows: [Document, Document][]): Promise<void> {
+/** Rows of [filter, fields to set, other update operators]. */
+async function upsert(
+  db: Db,
+  collection: string,
+  rows: [Document, Document, Document?][],
+): Promise<void> {
   for (let i = 0; i < rows.length; i += BATCH) {
-    const ops: AnyBulkWriteOperation[] = rows.slice(i, i + BATCH).map(([filter, doc]) => ({
-      updateOne: { filter, update: { $set: doc }, upsert: true },
+    const ops: AnyBulkWriteOperation[] = rows.slice(i, i + BATCH).map(([filter, doc, more]) => ({
+      updateOne: { filter, update: { $set: doc, ...more }, upsert: true },
     }));
     await db.collection(collection).bulkWrite(ops, { ordered: true });
   }
