@@ -1,9 +1,16 @@
 /** The dependencies of the handlers (stores, clock, log, health), reached through the `depsKey` context value. */
+import type { CounteragentGroupDeps, CounteragentGroupHooks } from "./domain/counteragent-groups";
 import type { CounteragentDeps } from "./domain/counteragents";
 import type { DeletionMarkDeps } from "./domain/deletion-marks";
-import type { Clock, CredentialStore } from "./domain/ports";
+import type {
+  Clock,
+  CounteragentMembershipStore,
+  CounteragentStore,
+  CredentialStore,
+} from "./domain/ports";
 import type { Logger } from "./log";
 import { createBoxStore } from "./storage/box-store";
+import { createCounteragentGroupStore } from "./storage/counteragent-group-store";
 import { createCounteragentStore } from "./storage/counteragent-store";
 import { createCredentialStore } from "./storage/credential-store";
 import type { Database } from "./storage/database";
@@ -12,7 +19,8 @@ import { guardStore } from "./storage/errors";
 import { createMessageStore } from "./storage/message-store";
 import { createReadCache, type ReadCacheOptions } from "./storage/read-cache";
 
-export interface Deps extends DeletionMarkDeps, CounteragentDeps {
+export interface Deps extends DeletionMarkDeps, CounteragentDeps, CounteragentGroupDeps {
+  readonly counteragents: CounteragentStore & CounteragentMembershipStore;
   readonly credentials: CredentialStore;
   readonly log: Logger;
   /** True when the database answers within the health timeout. */
@@ -25,6 +33,8 @@ export interface DepsOptions {
   /** The cache of credentials, employee rights and boxes (README "Caching"). */
   readonly cache: ReadCacheOptions;
   readonly now?: Clock;
+  /** Test hooks of the counteragent-group operations; none in production. */
+  readonly groupHooks?: CounteragentGroupHooks;
 }
 
 export function createDeps(database: Database, log: Logger, options: DepsOptions): Deps {
@@ -49,6 +59,8 @@ export function createDeps(database: Database, log: Logger, options: DepsOptions
     },
     messages: guardStore(createMessageStore(db)),
     counteragents: guardStore(createCounteragentStore(db)),
+    counteragentGroups: guardStore(createCounteragentGroupStore(db)),
+    groupHooks: options.groupHooks,
     now: options.now ?? (() => new Date()),
     log,
     healthy: () => database.ping(options.healthTimeoutMs),

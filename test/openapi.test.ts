@@ -75,10 +75,16 @@ describe("GET /openapi.json", () => {
         .map((o) => `${o.verb.toUpperCase()} ${o.path}`)
         .sort(),
     ).toEqual([
+      "GET /GetCounteragentGroup",
+      "GET /GetCounteragentGroups",
       "GET /GetCounteragentsFromGroup",
       "GET /GetSubscriptions",
+      "POST /AddCounteragentToGroup",
+      "POST /CreateCounteragentGroup",
       "POST /Delete",
+      "POST /DeleteCounteragentGroup",
       "POST /Restore",
+      "POST /UpdateCounteragentGroup",
       "POST /UpdateSubscriptions",
     ]);
   });
@@ -135,6 +141,23 @@ describe("GET /openapi.json", () => {
     expect(statuses("/GetSubscriptions", "get")).toEqual(common);
     // 413: only where a body is read.
     expect(statuses("/UpdateSubscriptions", "post")).toEqual([...common.slice(0, 7), "413", "500"]);
+    // The counteragent groups (SPEC §6.4): a 404 only where a group or counteragent is addressed.
+    const noNotFound = common.filter((s) => s !== "404");
+    expect(statuses("/CreateCounteragentGroup", "post")).toEqual([
+      ...noNotFound.slice(0, 6),
+      "409",
+      "413",
+      "500",
+    ]);
+    expect(statuses("/UpdateCounteragentGroup", "post")).toEqual([
+      ...withConflict.slice(0, 8),
+      "413",
+      "500",
+    ]);
+    expect(statuses("/DeleteCounteragentGroup", "post")).toEqual(common);
+    expect(statuses("/GetCounteragentGroup", "get")).toEqual(common);
+    expect(statuses("/GetCounteragentGroups", "get")).toEqual(noNotFound);
+    expect(statuses("/AddCounteragentToGroup", "post")).toEqual(withConflict);
     for (const { op } of operations()) {
       for (const [status, response] of Object.entries(op.responses as Json)) {
         expect(response.description, status).toMatch(/\w/);
@@ -426,6 +449,12 @@ describe("every operation of the document, called as the document describes it",
         "/Restore 200",
         "/Delete 200",
         "/GetCounteragentsFromGroup 200",
+        "/CreateCounteragentGroup 200",
+        "/UpdateCounteragentGroup 400",
+        "/DeleteCounteragentGroup 400",
+        "/GetCounteragentGroup 200",
+        "/GetCounteragentGroups 200",
+        "/AddCounteragentToGroup 404",
       ]),
     );
   });
@@ -514,6 +543,6 @@ describe("an RPC with an http rule appears in the document with no other code", 
       "application/json",
       "application/x-protobuf",
     ]);
-    expect(Object.keys(extended.paths)).toHaveLength(6);
+    expect(Object.keys(extended.paths)).toHaveLength(Object.keys(doc.paths).length + 1);
   });
 });

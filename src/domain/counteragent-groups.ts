@@ -1,9 +1,104 @@
 /**
- * The counteragent-group family (SPEC §6.4): the rules of a group's name.
+ * The counteragent-group family (SPEC §6.4): CreateCounteragentGroup,
+ * UpdateCounteragentGroup, DeleteCounteragentGroup, GetCounteragentGroup,
+ * GetCounteragentGroups and AddCounteragentToGroup.
+ *
+ * Groups are records of their own; membership stays on each counteragent
+ * (its `counteragentGroupId`), so that GetCounteragentsFromGroup pages a
+ * group on its own index. With no transactions, Delete and Add keep "no
+ * member points at a group that no longer exists" between them:
+ * - Delete marks the group as being deleted (from then on every other call
+ *   treats it as gone), moves every member to the default group, then
+ *   removes the record. A Delete that finds the group already marked (an
+ *   earlier Delete stopped half-way) does the same and finishes the job.
+ * - Add checks the group, moves the counteragent with one conditional
+ *   update, then reads the group again: if it is gone or being deleted by
+ *   now, a Delete may have moved the members before this write landed, so
+ *   Add moves the counteragent back to the default group (conditionally) and
+ *   answers 404. Either the Delete's move sees the Add's write, or the Add's
+ *   second read sees the Delete's mark: the mark comes before the move and
+ *   the write before the second read.
  */
-import { invalidArgument } from "./errors";
+import { randomUUID } from "node:crypto";
+import { setTimeout as sleep } from "node:timers/promises";
+import type { BoxAccessDeps } from "./box-access";
+import { openBox } from "./box-access";
+import { conflict, invalidArgument, notFound, permissionDenied } from "./errors";
+import {
+  type Box,
+  type Caller,
+  type CounteragentGroup,
+  CounteragentStatus,
+  DEFAULT_GROUP_ID,
+  HEAD_DEPARTMENT_ID,
+} from "./model";
+import type { CounteragentGroupStore, CounteragentMembershipStore } from "./ports";
+import { requireId } from "./validate";
 
+export const DEFAULT_GROUP_NAME = "Default";
 export const MAX_GROUP_NAME_LENGTH = 100;
+export const DEFAULT_GROUPS_PAGE = 1;
+export const DEFAULT_GROUPS_PAGE_SIZE = 100;
+export const MAX_GROUPS_PAGE_SIZE = 100;
+/** The largest int32: page numbers beyond it cannot be sent on any protocol. */
+const MAX_PAGE = 2_147_483_647;
+const MAX_MOVE_ATTEMPTS = 100;
+
+/** Points where tests can widen a race window; none in production. */
+export interface CounteragentGroupHooks {
+  /** AddCounteragentToGroup: after the group check, before the counteragent is moved. */
+  readonly beforeMove?: (move: CounteragentMove) => Promise<void>;
+}
+
+export interface CounteragentGroupDeps extends BoxAccessDeps {
+  readonly counteragents: CounteragentMembershipStore;
+  readonly counteragentGroups: CounteragentGroupStore;
+  readonly groupHooks?: CounteragentGroupHooks | undefined;
+}
+
+/** A group as the API shows it. */
+export interface GroupView {
+  readonly counteragentGroupId: string;
+  readonly name: string;
+  /** undefined: any department (the answer then has no Departments at all). */
+  readonly departmentIds: readonly string[] | undefined;
+}
+
+export interface GroupRef {
+  readonly boxId: string;
+  readonly counteragentGroupId: string;
+}
+
+export interface DepartmentList {
+  readonly departmentIds: readonly string[];
+}
+
+export interface GroupToCreate {
+  readonly name: string;
+  /** Absent or empty: any department. */
+  readonly departments?: DepartmentList | undefined;
+}
+
+export interface GroupChanges {
+  /** Absent: the name stays. */
+  readonly name?: string | undefined;
+  /** Absent: the departments stay. */
+  readonly groupDepartments?:
+    | { readonly anyDepartment: boolean; readonly departments?: DepartmentList | undefined }
+    | undefined;
+}
+
+export interface GroupsPage {
+  readonly groups: GroupView[];
+  /** Groups of the box over all pages. */
+  readonly totalCount: number;
+}
+
+export interface CounteragentMove {
+  readonly boxId: string;
+  readonly counteragentBoxId: string;
+  readonly counteragentGroupId: string;
+}
 
 /**
  * The key names are compared by: NFC, then full case mapping (upper, then
@@ -31,4 +126,266 @@ export function checkGroupName(raw: string): string {
     );
   }
   return name;
+}
+
+export async function createCounteragentGroup(
+  deps: CounteragentGroupDeps,
+  caller: Caller,
+  request: { readonly boxId: string; readonly group?: GroupToCreate | undefined },
+): Promise<GroupView> {
+  const boxId = requireId("boxId", request.boxId);
+  if (!request.group) {
+    throw invalidArgument("the group to create is required");
+  }
+  const name = checkGroupName(request.group.name);
+  const listed = checkDepartmentIds(request.group.departments);
+  const { box } = await authorize(deps, caller, boxId);
+  requireDepartmentsOf(box, listed);
+  const group: CounteragentGroup = {
+    boxId,
+    counteragentGroupId: randomUUID(),
+    name,
+    departmentIds: listed.length === 0 ? undefined : listed,
+    createdAt: deps.now(),
+    deletingSince: undefined,
+  };
+  await deps.counteragentGroups.insertGroup(group);
+  return viewOf(group);
+}
+
+export async function updateCounteragentGroup(
+  deps: CounteragentGroupDeps,
+  caller: Caller,
+  request: GroupRef & { readonly changes?: GroupChanges | undefined },
+): Promise<GroupView> {
+  const ref = checkStoredGroupRef(request, "changed");
+  const changes = request.changes ?? {};
+  const name = changes.name === undefined ? undefined : checkGroupName(changes.name);
+  let departmentIds: string[] | null | undefined;
+  const patch = changes.groupDepartments;
+  if (patch) {
+    const listed = checkDepartmentIds(patch.departments);
+    if (patch.anyDepartment && listed.length > 0) {
+      throw invalidArgument(
+        "AnyDepartment is true: Departments must not list departments",
+        "CounteragentGroup.InvalidDepartments",
+      );
+    }
+    if (!patch.anyDepartment && listed.length === 0) {
+      throw invalidArgument(
+        "AnyDepartment is false: Departments must list at least one department",
+        "CounteragentGroup.InvalidDepartments",
+      );
+    }
+    departmentIds = patch.anyDepartment ? null : listed;
+  }
+  const { box } = await authorize(deps, caller, ref.boxId);
+  requireDepartmentsOf(box, departmentIds ?? []);
+  if (name !== undefined || departmentIds !== undefined) {
+    const changed = await deps.counteragentGroups.updateGroup(ref.boxId, ref.counteragentGroupId, {
+      ...(name === undefined ? {} : { name }),
+      ...(departmentIds === undefined ? {} : { departmentIds }),
+    });
+    if (!changed) throw groupNotFound(ref.counteragentGroupId);
+  }
+  return viewOf(await findLiveGroup(deps, ref));
+}
+
+/** Moves every member to the default group, then removes the group (see the top of this file). */
+export async function deleteCounteragentGroup(
+  deps: CounteragentGroupDeps,
+  caller: Caller,
+  request: GroupRef,
+): Promise<void> {
+  const { boxId, counteragentGroupId } = checkStoredGroupRef(request, "deleted");
+  await authorize(deps, caller, boxId);
+  const group = await deps.counteragentGroups.findGroup(boxId, counteragentGroupId);
+  if (!group) {
+    throw groupNotFound(counteragentGroupId);
+  }
+  // Already marked: an earlier Delete stopped half-way (or one runs now); finish the job all the same.
+  if (group.deletingSince === undefined) {
+    await deps.counteragentGroups.markDeleting(boxId, counteragentGroupId, deps.now());
+  }
+  await deps.counteragents.moveAllMembers(boxId, counteragentGroupId, DEFAULT_GROUP_ID, deps.now());
+  await deps.counteragentGroups.removeGroup(boxId, counteragentGroupId);
+}
+
+export async function getCounteragentGroup(
+  deps: CounteragentGroupDeps,
+  caller: Caller,
+  request: GroupRef,
+): Promise<GroupView> {
+  const ref = {
+    boxId: requireId("boxId", request.boxId),
+    counteragentGroupId: requireId("counteragentGroupId", request.counteragentGroupId),
+  };
+  await authorize(deps, caller, ref.boxId);
+  if (ref.counteragentGroupId === DEFAULT_GROUP_ID) {
+    return {
+      counteragentGroupId: DEFAULT_GROUP_ID,
+      name: DEFAULT_GROUP_NAME,
+      departmentIds: undefined,
+    };
+  }
+  return viewOf(await findLiveGroup(deps, ref));
+}
+
+export async function getCounteragentGroups(
+  deps: CounteragentGroupDeps,
+  caller: Caller,
+  request: {
+    readonly boxId: string;
+    readonly page?: number | undefined;
+    readonly count?: number | undefined;
+  },
+): Promise<GroupsPage> {
+  const boxId = requireId("boxId", request.boxId);
+  const page = request.page ?? DEFAULT_GROUPS_PAGE;
+  if (!Number.isInteger(page) || page < 1 || page > MAX_PAGE) {
+    throw invalidArgument("page must be an integer from 1");
+  }
+  const count = request.count ?? DEFAULT_GROUPS_PAGE_SIZE;
+  if (!Number.isInteger(count) || count < 1 || count > MAX_GROUPS_PAGE_SIZE) {
+    throw invalidArgument(`count must be an integer from 1 to ${MAX_GROUPS_PAGE_SIZE}`);
+  }
+  await authorize(deps, caller, boxId);
+  // A box has few groups (SPEC §7): an offset page is fine here.
+  const [groups, totalCount] = await Promise.all([
+    deps.counteragentGroups.listGroups(boxId, (page - 1) * count, count),
+    deps.counteragentGroups.countGroups(boxId),
+  ]);
+  return { groups: groups.map(viewOf), totalCount };
+}
+
+/** Moves a counteragent into a group; see the top of this file for the race with Delete. */
+export async function addCounteragentToGroup(
+  deps: CounteragentGroupDeps,
+  caller: Caller,
+  request: CounteragentMove,
+): Promise<void> {
+  const move: CounteragentMove = {
+    boxId: requireId("boxId", request.boxId),
+    counteragentBoxId: requireId("counteragentBoxId", request.counteragentBoxId),
+    counteragentGroupId: requireId("counteragentGroupId", request.counteragentGroupId),
+  };
+  const { boxId, counteragentBoxId, counteragentGroupId: target } = move;
+  await authorize(deps, caller, boxId);
+  const isDefault = target === DEFAULT_GROUP_ID;
+  if (!isDefault) {
+    await findLiveGroup(deps, move);
+  }
+  for (let attempt = 1; ; attempt++) {
+    const counteragent = await deps.counteragents.findCounteragent(boxId, counteragentBoxId);
+    if (!counteragent) {
+      throw notFound(`the box has no counteragent "${counteragentBoxId}"`, "Counteragent.NotFound");
+    }
+    if (counteragent.status !== CounteragentStatus.IsMyCounteragent) {
+      throw conflict(
+        `the counteragent's status is ${counteragent.status}, not IsMyCounteragent`,
+        "Counteragent.NotMyCounteragent",
+      );
+    }
+    if (counteragent.counteragentGroupId === target) {
+      return;
+    }
+    await deps.groupHooks?.beforeMove?.(move);
+    const moved = await deps.counteragents.moveCounteragent(boxId, counteragentBoxId, {
+      from: counteragent.counteragentGroupId,
+      to: target,
+      joinedGroupAt: deps.now(),
+      status: CounteragentStatus.IsMyCounteragent,
+    });
+    if (moved) break;
+    if (attempt >= MAX_MOVE_ATTEMPTS) {
+      throw conflict(
+        "the counteragent is being changed by other calls; try again",
+        "Counteragent.ConcurrentChange",
+      );
+    }
+    // Lost a race: back off a little, with jitter, and decide again on fresh state.
+    await sleep(Math.random() * Math.min(50, 2 ** attempt));
+  }
+  if (isDefault) {
+    return;
+  }
+  // The group may have begun to be deleted after the check above, its members moved before this write.
+  const group = await deps.counteragentGroups.findGroup(boxId, target);
+  if (!group || group.deletingSince !== undefined) {
+    await deps.counteragents.moveCounteragent(boxId, counteragentBoxId, {
+      from: target,
+      to: DEFAULT_GROUP_ID,
+      joinedGroupAt: deps.now(),
+    });
+    throw groupNotFound(target);
+  }
+}
+
+/** Administrators of the box with CanManageCounteragents (SPEC §6.4). */
+async function authorize(deps: CounteragentGroupDeps, caller: Caller, boxId: string) {
+  const access = await openBox(deps, caller, boxId);
+  if (!access.self.isAdministrator || !access.self.canManageCounteragents) {
+    throw permissionDenied(
+      "only an administrator of the box with CanManageCounteragents may manage counteragent groups",
+    );
+  }
+  return access;
+}
+
+/** A group that Update or Delete may address: a valid id, and not the default group. */
+function checkStoredGroupRef(request: GroupRef, what: "changed" | "deleted"): GroupRef {
+  const ref = {
+    boxId: requireId("boxId", request.boxId),
+    counteragentGroupId: requireId("counteragentGroupId", request.counteragentGroupId),
+  };
+  if (ref.counteragentGroupId === DEFAULT_GROUP_ID) {
+    throw invalidArgument(`the default group cannot be ${what}`, "CounteragentGroup.DefaultGroup");
+  }
+  return ref;
+}
+
+/** Valid department ids, each once, in the order first listed. */
+function checkDepartmentIds(list: DepartmentList | undefined): string[] {
+  const ids = new Set<string>();
+  for (const id of list?.departmentIds ?? []) {
+    ids.add(requireId("DepartmentIds", id));
+  }
+  return [...ids];
+}
+
+/** Every department must be one of the box (decided after the rights: it tells about the box). */
+function requireDepartmentsOf(box: Box, departmentIds: readonly string[]): void {
+  const known = new Set([HEAD_DEPARTMENT_ID, ...box.departments.map((d) => d.departmentId)]);
+  const unknown = departmentIds.find((id) => !known.has(id));
+  if (unknown !== undefined) {
+    throw invalidArgument(
+      `the box has no department "${unknown}"`,
+      "CounteragentGroup.UnknownDepartment",
+    );
+  }
+}
+
+async function findLiveGroup(
+  deps: CounteragentGroupDeps,
+  ref: GroupRef,
+): Promise<CounteragentGroup> {
+  const group = await deps.counteragentGroups.findGroup(ref.boxId, ref.counteragentGroupId);
+  if (!group || group.deletingSince !== undefined) {
+    throw groupNotFound(ref.counteragentGroupId);
+  }
+  return group;
+}
+
+const groupNotFound = (counteragentGroupId: string) =>
+  notFound(
+    `the box has no counteragent group "${counteragentGroupId}"`,
+    "CounteragentGroup.NotFound",
+  );
+
+function viewOf(group: CounteragentGroup): GroupView {
+  return {
+    counteragentGroupId: group.counteragentGroupId,
+    name: group.name,
+    departmentIds: group.departmentIds,
+  };
 }

@@ -44,6 +44,12 @@ export const notFound = (message: string, errorCode: string) =>
   new DomainError(ErrorKind.NotFound, errorCode, message);
 export const conflict = (message: string, errorCode: string) =>
   new DomainError(ErrorKind.Conflict, errorCode, message);
+/** Raised by the group store when the box already has a group whose name compares equal. */
+export const duplicateGroupName = (name: string) =>
+  conflict(
+    `the box already has a counteragent group named "${name}"`,
+    "CounteragentGroup.DuplicateName",
+  );
 /** Raised by the storage boundary; `cause` keeps the driver error for the log only. */
 export const storageUnavailable = (cause: unknown) =>
   new DomainError(

@@ -100,6 +100,29 @@ export const CounteragentStatus = {
 } as const;
 export type CounteragentStatus = (typeof CounteragentStatus)[keyof typeof CounteragentStatus];
 
+/** A counteragent of a box, as far as its group membership goes. */
+export interface Counteragent {
+  readonly boxId: string;
+  readonly counteragentBoxId: string;
+  readonly status: CounteragentStatus;
+  /** The one group it is in; DEFAULT_GROUP_ID when placed nowhere else. */
+  readonly counteragentGroupId: string;
+  readonly joinedGroupAt: Date;
+}
+
+/** A stored counteragent group (the default group is not one: it is never stored). */
+export interface CounteragentGroup {
+  readonly boxId: string;
+  readonly counteragentGroupId: string;
+  /** Trimmed; unique within the box, compared case-insensitively. */
+  readonly name: string;
+  /** The departments whose employees work with the group; undefined: any department. */
+  readonly departmentIds: readonly string[] | undefined;
+  readonly createdAt: Date;
+  /** Set when DeleteCounteragentGroup began: from then on the group is gone for every other call. */
+  readonly deletingSince: Date | undefined;
+}
+
 /** Where a counteragent stands in a group's listing: the time it joined, then its box id. */
 export interface GroupPosition {
   readonly joinedGroupAt: Date;

@@ -3,6 +3,8 @@ import type {
   AccessToken,
   ApiClient,
   Box,
+  Counteragent,
+  CounteragentGroup,
   CounteragentStatus,
   DeletionMarks,
   DocflowMessage,
@@ -68,6 +70,61 @@ export interface CounteragentStore {
     counteragentGroupId: string,
     status: CounteragentStatus,
   ): Promise<number>;
+}
+
+/** Membership changes: each is one conditional single-document update (or one updateMany). */
+export interface CounteragentMembershipStore {
+  findCounteragent(boxId: string, counteragentBoxId: string): Promise<Counteragent | null>;
+  /**
+   * Moves the counteragent from group `from` into group `to`, joining it at
+   * `joinedGroupAt`, only if it is still in `from` (and, when `status` is
+   * given, still has that status). Returns false when it was not.
+   */
+  moveCounteragent(
+    boxId: string,
+    counteragentBoxId: string,
+    move: {
+      readonly from: string;
+      readonly to: string;
+      readonly joinedGroupAt: Date;
+      readonly status?: CounteragentStatus;
+    },
+  ): Promise<boolean>;
+  /** Moves every counteragent of group `from`, whatever its status, into group `to`. */
+  moveAllMembers(boxId: string, from: string, to: string, joinedGroupAt: Date): Promise<void>;
+}
+
+/** The counteragent groups of boxes; a group's members are on the counteragents themselves. */
+export interface CounteragentGroupStore {
+  /** The stored group, also one being deleted; null when there is none. */
+  findGroup(boxId: string, counteragentGroupId: string): Promise<CounteragentGroup | null>;
+  /** Groups not being deleted, by creation time then id: `limit` of them after the first `skip`. */
+  listGroups(boxId: string, skip: number, limit: number): Promise<CounteragentGroup[]>;
+  /** The number of groups of the box not being deleted. */
+  countGroups(boxId: string): Promise<number>;
+  /**
+   * Stores a new group. Throws the domain conflict `CounteragentGroup.DuplicateName`
+   * when the box already has a group whose name compares equal.
+   */
+  insertGroup(group: CounteragentGroup): Promise<void>;
+  /**
+   * Sets the given fields of a group that is not being deleted, in one
+   * conditional update (`departmentIds: null` makes it any-department).
+   * Returns false when there is no such group. Throws like `insertGroup`
+   * when another group of the box has the new name.
+   */
+  updateGroup(
+    boxId: string,
+    counteragentGroupId: string,
+    changes: { readonly name?: string; readonly departmentIds?: readonly string[] | null },
+  ): Promise<boolean>;
+  /**
+   * Marks the group as being deleted (and frees its name), only if it is not
+   * marked yet. Returns false when it was already marked or is gone.
+   */
+  markDeleting(boxId: string, counteragentGroupId: string, at: Date): Promise<boolean>;
+  /** Removes a group marked as being deleted. */
+  removeGroup(boxId: string, counteragentGroupId: string): Promise<void>;
 }
 
 export type Clock = () => Date;

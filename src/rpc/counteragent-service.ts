@@ -1,8 +1,30 @@
 /** CounteragentService handlers: decode → domain → encode. */
-import { create } from "@bufbuild/protobuf";
+import { create, isFieldSet } from "@bufbuild/protobuf";
 import type { ServiceImpl } from "@connectrpc/connect";
-import { CounteragentService } from "../../gen/docflow/api/v1/counteragents_pb";
+import {
+  AddCounteragentToGroupResponseSchema,
+  CounteragentService,
+  DeleteCounteragentGroupResponseSchema,
+} from "../../gen/docflow/api/v1/counteragents_pb";
+import {
+  type CounteragentGroup,
+  CounteragentGroupSchema,
+  CounteragentGroupsListSchema,
+  CounteragentGroupToUpdateSchema,
+  type DepartmentsInGroup,
+  DepartmentsInGroupSchema,
+} from "../../gen/docflow/legacy/counteragent_groups_pb";
 import { CounteragentFromGroupResponseSchema } from "../../gen/docflow/legacy/counteragents_pb";
+import {
+  addCounteragentToGroup,
+  createCounteragentGroup,
+  type DepartmentList,
+  deleteCounteragentGroup,
+  type GroupView,
+  getCounteragentGroup,
+  getCounteragentGroups,
+  updateCounteragentGroup,
+} from "../domain/counteragent-groups";
 import { getCounteragentsFromGroup } from "../domain/counteragents";
 import { callerOf, depsOf } from "./context";
 
@@ -15,6 +37,72 @@ export const counteragentService: ServiceImpl<typeof CounteragentService> = {
       ...(page.afterIndexKey === undefined ? {} : { AfterIndexKey: page.afterIndexKey }),
     });
   },
+  async createCounteragentGroup(req, ctx) {
+    const group = await createCounteragentGroup(depsOf(ctx), callerOf(ctx), {
+      boxId: req.boxId,
+      group: req.group && {
+        name: req.group.Name,
+        departments: departmentList(req.group.Departments),
+      },
+    });
+    return toCounteragentGroup(group);
+  },
+  async updateCounteragentGroup(req, ctx) {
+    const { changes } = req;
+    const patch = changes?.GroupDepartments;
+    const group = await updateCounteragentGroup(depsOf(ctx), callerOf(ctx), {
+      boxId: req.boxId,
+      counteragentGroupId: req.counteragentGroupId,
+      changes: changes && {
+        // proto2 optional: an absent Name keeps the name, an empty one is a bad name.
+        name: isFieldSet(changes, CounteragentGroupToUpdateSchema.field.Name)
+          ? changes.Name
+          : undefined,
+        groupDepartments: patch && {
+          anyDepartment: patch.AnyDepartment,
+          departments: departmentList(patch.Departments),
+        },
+      },
+    });
+    return toCounteragentGroup(group);
+  },
+  async deleteCounteragentGroup(req, ctx) {
+    await deleteCounteragentGroup(depsOf(ctx), callerOf(ctx), req);
+    return create(DeleteCounteragentGroupResponseSchema);
+  },
+  async getCounteragentGroup(req, ctx) {
+    return toCounteragentGroup(await getCounteragentGroup(depsOf(ctx), callerOf(ctx), req));
+  },
+  async getCounteragentGroups(req, ctx) {
+    const page = await getCounteragentGroups(depsOf(ctx), callerOf(ctx), req);
+    return create(CounteragentGroupsListSchema, {
+      Groups: page.groups.map(toCounteragentGroup),
+      TotalCount: page.totalCount,
+    });
+  },
+  async addCounteragentToGroup(req, ctx) {
+    await addCounteragentToGroup(depsOf(ctx), callerOf(ctx), req);
+    return create(AddCounteragentToGroupResponseSchema);
+  },
 };
 
 export { CounteragentService };
+
+function departmentList(departments: DepartmentsInGroup | undefined): DepartmentList | undefined {
+  return departments && { departmentIds: departments.DepartmentIds };
+}
+
+/** An any-department group has no Departments at all on the wire, never an empty one. */
+function toCounteragentGroup(group: GroupView): CounteragentGroup {
+  return create(CounteragentGroupSchema, {
+    CounteragentGroupId: group.counteragentGroupId,
+    Name: group.name,
+    ...(group.departmentIds === undefined
+      ? {}
+      : {
+          Departments: create(DepartmentsInGroupSchema, {
+            DepartmentIds: [...group.departmentIds],
+          }),
+        }),
+  });
+}

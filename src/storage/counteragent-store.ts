@@ -5,9 +5,10 @@
  * never skip/offset.
  */
 import type { Db, Filter } from "mongodb";
-import type { CounteragentStatus, GroupPosition } from "../domain/model";
-import type { CounteragentStore } from "../domain/ports";
+import type { Counteragent, CounteragentStatus, GroupPosition } from "../domain/model";
+import type { CounteragentMembershipStore, CounteragentStore } from "../domain/ports";
 import { Collections } from "./collections";
+import type { CounteragentGroupDocument } from "./counteragent-group-store";
 
 export interface CounteragentDocument {
   boxId: string;
@@ -17,15 +18,9 @@ export interface CounteragentDocument {
   joinedGroupAt: Date;
 }
 
-export interface CounteragentGroupDocument {
-  boxId: string;
-  counteragentGroupId: string;
-  name: string;
-}
-
 export const LISTING_INDEX = "group_listing";
 
-export function createCounteragentStore(db: Db): CounteragentStore {
+export function createCounteragentStore(db: Db): CounteragentStore & CounteragentMembershipStore {
   const counteragents = db.collection<CounteragentDocument>(Collections.counteragents);
   const groups = db.collection<CounteragentGroupDocument>(Collections.counteragentGroups);
   return {
@@ -50,6 +45,37 @@ export function createCounteragentStore(db: Db): CounteragentStore {
       return counteragents.countDocuments(
         { boxId, counteragentGroupId, status },
         { hint: LISTING_INDEX },
+      );
+    },
+    async findCounteragent(boxId, counteragentBoxId): Promise<Counteragent | null> {
+      const doc = await counteragents.findOne({ boxId, counteragentBoxId });
+      return doc
+        ? {
+            boxId: doc.boxId,
+            counteragentBoxId: doc.counteragentBoxId,
+            status: doc.status,
+            counteragentGroupId: doc.counteragentGroupId,
+            joinedGroupAt: new Date(doc.joinedGroupAt),
+          }
+        : null;
+    },
+    async moveCounteragent(boxId, counteragentBoxId, move) {
+      // The filter carries the precondition: a conditional single-document update.
+      const filter: Filter<CounteragentDocument> = {
+        boxId,
+        counteragentBoxId,
+        counteragentGroupId: move.from,
+        ...(move.status === undefined ? {} : { status: move.status }),
+      };
+      const result = await counteragents.updateOne(filter, {
+        $set: { counteragentGroupId: move.to, joinedGroupAt: move.joinedGroupAt },
+      });
+      return result.modifiedCount > 0;
+    },
+    async moveAllMembers(boxId, from, to, joinedGroupAt) {
+      await counteragents.updateMany(
+        { boxId, counteragentGroupId: from },
+        { $set: { counteragentGroupId: to, joinedGroupAt } },
       );
     },
   };

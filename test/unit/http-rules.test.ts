@@ -10,15 +10,41 @@ describe("legacy routes from http rules", () => {
   it("our own services: one route per legacy path, fields resolved", () => {
     const routes = legacyRoutesOf(servedMethods());
     expect(routes.map((r) => `${r.verb} ${r.path}`).sort()).toEqual([
+      "GET /GetCounteragentGroup",
+      "GET /GetCounteragentGroups",
       "GET /GetCounteragentsFromGroup",
       "GET /GetSubscriptions",
+      "POST /AddCounteragentToGroup",
+      "POST /CreateCounteragentGroup",
       "POST /Delete",
+      "POST /DeleteCounteragentGroup",
       "POST /Restore",
+      "POST /UpdateCounteragentGroup",
       "POST /UpdateSubscriptions",
     ]);
     const update = routes.find((r) => r.path === "/UpdateSubscriptions");
     expect(update?.bodyField?.message.typeName).toBe("docflow.legacy.SubscriptionsToUpdate");
     expect(update?.queryFields.map((f) => f.jsonName)).toEqual(["boxId", "userId"]);
+    const createGroup = routes.find((r) => r.path === "/CreateCounteragentGroup");
+    expect(createGroup?.bodyField?.message.typeName).toBe(
+      "docflow.legacy.CounteragentGroupToCreate",
+    );
+    expect(createGroup?.queryFields.map((f) => f.jsonName)).toEqual(["boxId"]);
+    const updateGroup = routes.find((r) => r.path === "/UpdateCounteragentGroup");
+    expect(updateGroup?.bodyField?.message.typeName).toBe(
+      "docflow.legacy.CounteragentGroupToUpdate",
+    );
+    expect(updateGroup?.queryFields.map((f) => f.jsonName)).toEqual([
+      "boxId",
+      "counteragentGroupId",
+    ]);
+    const add = routes.find((r) => r.path === "/AddCounteragentToGroup");
+    expect(add).toMatchObject({ verb: "POST", body: "", bodyField: undefined });
+    expect(add?.queryFields.map((f) => f.jsonName)).toEqual([
+      "boxId",
+      "counteragentBoxId",
+      "counteragentGroupId",
+    ]);
   });
 
   it('body "*": the whole request is the body, nothing comes from the query', () => {

@@ -11,9 +11,9 @@ import { CounteragentStatus } from "../../domain/model";
 import { SUBSCRIPTION_CATALOG } from "../../domain/subscriptions";
 import type { BoxDocument } from "../../storage/box-store";
 import { Collections } from "../../storage/collections";
+import type { CounteragentGroupDocument } from "../../storage/counteragent-group-store";
 import {
   type CounteragentDocument,
-  type CounteragentGroupDocument,
   LISTING_INDEX,
   pageFilter,
 } from "../../storage/counteragent-store";

@@ -6,6 +6,8 @@
 
 import type { GenFile, GenMessage, GenService } from "@bufbuild/protobuf/codegenv2";
 import { fileDesc, messageDesc, serviceDesc } from "@bufbuild/protobuf/codegenv2";
+import type { CounteragentGroupSchema, CounteragentGroupsListSchema, CounteragentGroupToCreate, CounteragentGroupToUpdate } from "../../legacy/counteragent_groups_pb";
+import { file_docflow_legacy_counteragent_groups } from "../../legacy/counteragent_groups_pb";
 import type { CounteragentFromGroupResponseSchema } from "../../legacy/counteragents_pb";
 import { file_docflow_legacy_counteragents } from "../../legacy/counteragents_pb";
 import { file_docflow_legacy_options } from "../../legacy/options_pb";
@@ -17,7 +19,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file docflow/api/v1/counteragents.proto.
  */
 export const file_docflow_api_v1_counteragents: GenFile = /*@__PURE__*/
-  fileDesc("CiJkb2NmbG93L2FwaS92MS9jb3VudGVyYWdlbnRzLnByb3RvEg5kb2NmbG93LmFwaS52MSK3AQogR2V0Q291bnRlcmFnZW50c0Zyb21Hcm91cFJlcXVlc3QSEwoGYm94X2lkGAEgASgJQgPgQQISIgoVY291bnRlcmFnZW50X2dyb3VwX2lkGAIgASgJQgPgQQISHAoPYWZ0ZXJfaW5kZXhfa2V5GAMgASgJSACIAQESHgoFY291bnQYBCABKAVCCpK1GAYIARBkGGRIAYgBAUISChBfYWZ0ZXJfaW5kZXhfa2V5QggKBl9jb3VudDL/AgoTQ291bnRlcmFnZW50U2VydmljZRLnAgoZR2V0Q291bnRlcmFnZW50c0Zyb21Hcm91cBIwLmRvY2Zsb3cuYXBpLnYxLkdldENvdW50ZXJhZ2VudHNGcm9tR3JvdXBSZXF1ZXN0Gi0uZG9jZmxvdy5sZWdhY3kuQ291bnRlcmFnZW50RnJvbUdyb3VwUmVzcG9uc2Ui6AGatRiCAQiTAxJ9QWNjZXNzIHRvIHRoZSBib3ggd2l0aCB0aGlzIHRva2VuIGlzIGZvcmJpZGRlbiwgb3IgdGhlIGNhbGxlciBpcyBub3QgYW4gYWRtaW5pc3RyYXRvciBvZiB0aGUgYm94IHdpdGggQ2FuTWFuYWdlQ291bnRlcmFnZW50cy6atRg7CJQDEjZUaGUgYm94IGhhcyBubyBjb3VudGVyYWdlbnQgZ3JvdXAgY291bnRlcmFnZW50R3JvdXBJZC6C0+STAhwSGi9HZXRDb3VudGVyYWdlbnRzRnJvbUdyb3VwQlIKEmNvbS5kb2NmbG93LmFwaS52MVABWjpnaXRodWIuY29tL2RvY2Zsb3cvZG9jZmxvdy1hcGkvZ2VuL2dvL2RvY2Zsb3cvYXBpL3YxO2FwaXYxYgZwcm90bzM", [file_docflow_legacy_counteragents, file_docflow_legacy_options, file_google_api_annotations, file_google_api_field_behavior]);
+  fileDesc("CiJkb2NmbG93L2FwaS92MS9jb3VudGVyYWdlbnRzLnByb3RvEg5kb2NmbG93LmFwaS52MSK3AQogR2V0Q291bnRlcmFnZW50c0Zyb21Hcm91cFJlcXVlc3QSEwoGYm94X2lkGAEgASgJQgPgQQISIgoVY291bnRlcmFnZW50X2dyb3VwX2lkGAIgASgJQgPgQQISHAoPYWZ0ZXJfaW5kZXhfa2V5GAMgASgJSACIAQESHgoFY291bnQYBCABKAVCCpK1GAYIARBkGGRIAYgBAUISChBfYWZ0ZXJfaW5kZXhfa2V5QggKBl9jb3VudCJ0Ch5DcmVhdGVDb3VudGVyYWdlbnRHcm91cFJlcXVlc3QSEwoGYm94X2lkGAEgASgJQgPgQQISPQoFZ3JvdXAYAiABKAsyKS5kb2NmbG93LmxlZ2FjeS5Db3VudGVyYWdlbnRHcm91cFRvQ3JlYXRlQgPgQQIilQEKHlVwZGF0ZUNvdW50ZXJhZ2VudEdyb3VwUmVxdWVzdBITCgZib3hfaWQYASABKAlCA+BBAhIiChVjb3VudGVyYWdlbnRfZ3JvdXBfaWQYAiABKAlCA+BBAhI6CgdjaGFuZ2VzGAMgASgLMikuZG9jZmxvdy5sZWdhY3kuQ291bnRlcmFnZW50R3JvdXBUb1VwZGF0ZSJZCh5EZWxldGVDb3VudGVyYWdlbnRHcm91cFJlcXVlc3QSEwoGYm94X2lkGAEgASgJQgPgQQISIgoVY291bnRlcmFnZW50X2dyb3VwX2lkGAIgASgJQgPgQQIiIQofRGVsZXRlQ291bnRlcmFnZW50R3JvdXBSZXNwb25zZSJWChtHZXRDb3VudGVyYWdlbnRHcm91cFJlcXVlc3QSEwoGYm94X2lkGAEgASgJQgPgQQISIgoVY291bnRlcmFnZW50X2dyb3VwX2lkGAIgASgJQgPgQQIigwEKHEdldENvdW50ZXJhZ2VudEdyb3Vwc1JlcXVlc3QSEwoGYm94X2lkGAEgASgJQgPgQQISGwoEcGFnZRgCIAEoBUIIkrUYBAgBGAFIAIgBARIeCgVjb3VudBgDIAEoBUIKkrUYBggBEGQYZEgBiAEBQgcKBV9wYWdlQggKBl9jb3VudCJ6Ch1BZGRDb3VudGVyYWdlbnRUb0dyb3VwUmVxdWVzdBITCgZib3hfaWQYASABKAlCA+BBAhIgChNjb3VudGVyYWdlbnRfYm94X2lkGAIgASgJQgPgQQISIgoVY291bnRlcmFnZW50X2dyb3VwX2lkGAMgASgJQgPgQQIiIAoeQWRkQ291bnRlcmFnZW50VG9Hcm91cFJlc3BvbnNlMqwYChNDb3VudGVyYWdlbnRTZXJ2aWNlEucCChlHZXRDb3VudGVyYWdlbnRzRnJvbUdyb3VwEjAuZG9jZmxvdy5hcGkudjEuR2V0Q291bnRlcmFnZW50c0Zyb21Hcm91cFJlcXVlc3QaLS5kb2NmbG93LmxlZ2FjeS5Db3VudGVyYWdlbnRGcm9tR3JvdXBSZXNwb25zZSLoAZq1GIIBCJMDEn1BY2Nlc3MgdG8gdGhlIGJveCB3aXRoIHRoaXMgdG9rZW4gaXMgZm9yYmlkZGVuLCBvciB0aGUgY2FsbGVyIGlzIG5vdCBhbiBhZG1pbmlzdHJhdG9yIG9mIHRoZSBib3ggd2l0aCBDYW5NYW5hZ2VDb3VudGVyYWdlbnRzLpq1GDsIlAMSNlRoZSBib3ggaGFzIG5vIGNvdW50ZXJhZ2VudCBncm91cCBjb3VudGVyYWdlbnRHcm91cElkLoLT5JMCHBIaL0dldENvdW50ZXJhZ2VudHNGcm9tR3JvdXASmQQKF0NyZWF0ZUNvdW50ZXJhZ2VudEdyb3VwEi4uZG9jZmxvdy5hcGkudjEuQ3JlYXRlQ291bnRlcmFnZW50R3JvdXBSZXF1ZXN0GiEuZG9jZmxvdy5sZWdhY3kuQ291bnRlcmFnZW50R3JvdXAiqgOatRinAQiQAxKhAU1hbGZvcm1lZCBkYXRhIG9yIGEgbWlzc2luZyBwYXJhbWV0ZXIsIGEgTmFtZSB0aGF0IGlzIGVtcHR5IG9yIGxvbmdlciB0aGFuIDEwMCBjaGFyYWN0ZXJzIGFmdGVyIHRyaW1taW5nLCBvciBhIGRlcGFydG1lbnQgdGhlIGJveCBkb2VzIG5vdCBoYXZlLiBOb3RoaW5nIGNoYW5nZXMumrUYggEIkwMSfUFjY2VzcyB0byB0aGUgYm94IHdpdGggdGhpcyB0b2tlbiBpcyBmb3JiaWRkZW4sIG9yIHRoZSBjYWxsZXIgaXMgbm90IGFuIGFkbWluaXN0cmF0b3Igb2YgdGhlIGJveCB3aXRoIENhbk1hbmFnZUNvdW50ZXJhZ2VudHMumrUYTAiZAxJHVGhlIGJveCBhbHJlYWR5IGhhcyBhIGdyb3VwIG9mIHRoYXQgbmFtZSAoY29tcGFyZWQgY2FzZS1pbnNlbnNpdGl2ZWx5KS6C0+STAiE6BWdyb3VwIhgvQ3JlYXRlQ291bnRlcmFnZW50R3JvdXAShwUKF1VwZGF0ZUNvdW50ZXJhZ2VudEdyb3VwEi4uZG9jZmxvdy5hcGkudjEuVXBkYXRlQ291bnRlcmFnZW50R3JvdXBSZXF1ZXN0GiEuZG9jZmxvdy5sZWdhY3kuQ291bnRlcmFnZW50R3JvdXAimASatRjOAQiQAxLIAU1hbGZvcm1lZCBkYXRhIG9yIGEgbWlzc2luZyBwYXJhbWV0ZXIsIHRoZSBkZWZhdWx0IGdyb3VwLCBhIGJhZCBOYW1lLCBhIGRlcGFydG1lbnQgdGhlIGJveCBkb2VzIG5vdCBoYXZlLCBBbnlEZXBhcnRtZW50IHRydWUgd2l0aCBkZXBhcnRtZW50cyBsaXN0ZWQsIG9yIEFueURlcGFydG1lbnQgZmFsc2Ugd2l0aCBub25lLiBOb3RoaW5nIGNoYW5nZXMumrUYggEIkwMSfUFjY2VzcyB0byB0aGUgYm94IHdpdGggdGhpcyB0b2tlbiBpcyBmb3JiaWRkZW4sIG9yIHRoZSBjYWxsZXIgaXMgbm90IGFuIGFkbWluaXN0cmF0b3Igb2YgdGhlIGJveCB3aXRoIENhbk1hbmFnZUNvdW50ZXJhZ2VudHMumrUYOwiUAxI2VGhlIGJveCBoYXMgbm8gY291bnRlcmFnZW50IGdyb3VwIGNvdW50ZXJhZ2VudEdyb3VwSWQumrUYUgiZAxJNQW5vdGhlciBncm91cCBvZiB0aGUgYm94IGFscmVhZHkgaGFzIHRoYXQgbmFtZSAoY29tcGFyZWQgY2FzZS1pbnNlbnNpdGl2ZWx5KS6C0+STAiM6B2NoYW5nZXMiGC9VcGRhdGVDb3VudGVyYWdlbnRHcm91cBLBAwoXRGVsZXRlQ291bnRlcmFnZW50R3JvdXASLi5kb2NmbG93LmFwaS52MS5EZWxldGVDb3VudGVyYWdlbnRHcm91cFJlcXVlc3QaLy5kb2NmbG93LmFwaS52MS5EZWxldGVDb3VudGVyYWdlbnRHcm91cFJlc3BvbnNlIsQCmrUYWgiQAxJVTWFsZm9ybWVkIGRhdGEgb3IgYSBtaXNzaW5nIHBhcmFtZXRlciwgb3IgdGhlIGRlZmF1bHQgZ3JvdXAsIHdoaWNoIGNhbm5vdCBiZSBkZWxldGVkLpq1GIIBCJMDEn1BY2Nlc3MgdG8gdGhlIGJveCB3aXRoIHRoaXMgdG9rZW4gaXMgZm9yYmlkZGVuLCBvciB0aGUgY2FsbGVyIGlzIG5vdCBhbiBhZG1pbmlzdHJhdG9yIG9mIHRoZSBib3ggd2l0aCBDYW5NYW5hZ2VDb3VudGVyYWdlbnRzLpq1GDsIlAMSNlRoZSBib3ggaGFzIG5vIGNvdW50ZXJhZ2VudCBncm91cCBjb3VudGVyYWdlbnRHcm91cElkLoLT5JMCGiIYL0RlbGV0ZUNvdW50ZXJhZ2VudEdyb3VwEswCChRHZXRDb3VudGVyYWdlbnRHcm91cBIrLmRvY2Zsb3cuYXBpLnYxLkdldENvdW50ZXJhZ2VudEdyb3VwUmVxdWVzdBohLmRvY2Zsb3cubGVnYWN5LkNvdW50ZXJhZ2VudEdyb3VwIuMBmrUYggEIkwMSfUFjY2VzcyB0byB0aGUgYm94IHdpdGggdGhpcyB0b2tlbiBpcyBmb3JiaWRkZW4sIG9yIHRoZSBjYWxsZXIgaXMgbm90IGFuIGFkbWluaXN0cmF0b3Igb2YgdGhlIGJveCB3aXRoIENhbk1hbmFnZUNvdW50ZXJhZ2VudHMumrUYOwiUAxI2VGhlIGJveCBoYXMgbm8gY291bnRlcmFnZW50IGdyb3VwIGNvdW50ZXJhZ2VudEdyb3VwSWQugtPkkwIXEhUvR2V0Q291bnRlcmFnZW50R3JvdXASlQIKFUdldENvdW50ZXJhZ2VudEdyb3VwcxIsLmRvY2Zsb3cuYXBpLnYxLkdldENvdW50ZXJhZ2VudEdyb3Vwc1JlcXVlc3QaJi5kb2NmbG93LmxlZ2FjeS5Db3VudGVyYWdlbnRHcm91cHNMaXN0IqUBmrUYggEIkwMSfUFjY2VzcyB0byB0aGUgYm94IHdpdGggdGhpcyB0b2tlbiBpcyBmb3JiaWRkZW4sIG9yIHRoZSBjYWxsZXIgaXMgbm90IGFuIGFkbWluaXN0cmF0b3Igb2YgdGhlIGJveCB3aXRoIENhbk1hbmFnZUNvdW50ZXJhZ2VudHMugtPkkwIYEhYvR2V0Q291bnRlcmFnZW50R3JvdXBzEtkDChZBZGRDb3VudGVyYWdlbnRUb0dyb3VwEi0uZG9jZmxvdy5hcGkudjEuQWRkQ291bnRlcmFnZW50VG9Hcm91cFJlcXVlc3QaLi5kb2NmbG93LmFwaS52MS5BZGRDb3VudGVyYWdlbnRUb0dyb3VwUmVzcG9uc2Ui3wKatRiCAQiTAxJ9QWNjZXNzIHRvIHRoZSBib3ggd2l0aCB0aGlzIHRva2VuIGlzIGZvcmJpZGRlbiwgb3IgdGhlIGNhbGxlciBpcyBub3QgYW4gYWRtaW5pc3RyYXRvciBvZiB0aGUgYm94IHdpdGggQ2FuTWFuYWdlQ291bnRlcmFnZW50cy6atRh6CJQDEnVUaGUgYm94IGhhcyBubyBjb3VudGVyYWdlbnQgZ3JvdXAgY291bnRlcmFnZW50R3JvdXBJZCAob3IgaXQgaXMgYmVpbmcgZGVsZXRlZCksIG9yIG5vIGNvdW50ZXJhZ2VudCBjb3VudGVyYWdlbnRCb3hJZC6atRg3CJkDEjJUaGUgY291bnRlcmFnZW50J3Mgc3RhdHVzIGlzIG5vdCBJc015Q291bnRlcmFnZW50LoLT5JMCGSIXL0FkZENvdW50ZXJhZ2VudFRvR3JvdXBCUgoSY29tLmRvY2Zsb3cuYXBpLnYxUAFaOmdpdGh1Yi5jb20vZG9jZmxvdy9kb2NmbG93LWFwaS9nZW4vZ28vZG9jZmxvdy9hcGkvdjE7YXBpdjFiBnByb3RvMw", [file_docflow_legacy_counteragent_groups, file_docflow_legacy_counteragents, file_docflow_legacy_options, file_google_api_annotations, file_google_api_field_behavior]);
 
 /**
  * @generated from message docflow.api.v1.GetCounteragentsFromGroupRequest
@@ -61,7 +63,216 @@ export const GetCounteragentsFromGroupRequestSchema: GenMessage<GetCounteragents
   messageDesc(file_docflow_api_v1_counteragents, 0);
 
 /**
- * Reads the counteragents of a box.
+ * @generated from message docflow.api.v1.CreateCounteragentGroupRequest
+ */
+export type CreateCounteragentGroupRequest = Message<"docflow.api.v1.CreateCounteragentGroupRequest"> & {
+  /**
+   * Box of the organization.
+   *
+   * @generated from field: string box_id = 1;
+   */
+  boxId: string;
+
+  /**
+   * The group to create; on the legacy path, the request body.
+   *
+   * @generated from field: docflow.legacy.CounteragentGroupToCreate group = 2;
+   */
+  group?: CounteragentGroupToCreate | undefined;
+};
+
+/**
+ * Describes the message docflow.api.v1.CreateCounteragentGroupRequest.
+ * Use `create(CreateCounteragentGroupRequestSchema)` to create a new message.
+ */
+export const CreateCounteragentGroupRequestSchema: GenMessage<CreateCounteragentGroupRequest> = /*@__PURE__*/
+  messageDesc(file_docflow_api_v1_counteragents, 1);
+
+/**
+ * @generated from message docflow.api.v1.UpdateCounteragentGroupRequest
+ */
+export type UpdateCounteragentGroupRequest = Message<"docflow.api.v1.UpdateCounteragentGroupRequest"> & {
+  /**
+   * Box of the organization.
+   *
+   * @generated from field: string box_id = 1;
+   */
+  boxId: string;
+
+  /**
+   * Group to change; not the default group.
+   *
+   * @generated from field: string counteragent_group_id = 2;
+   */
+  counteragentGroupId: string;
+
+  /**
+   * The changes; on the legacy path, the request body. Absent: nothing changes.
+   *
+   * @generated from field: docflow.legacy.CounteragentGroupToUpdate changes = 3;
+   */
+  changes?: CounteragentGroupToUpdate | undefined;
+};
+
+/**
+ * Describes the message docflow.api.v1.UpdateCounteragentGroupRequest.
+ * Use `create(UpdateCounteragentGroupRequestSchema)` to create a new message.
+ */
+export const UpdateCounteragentGroupRequestSchema: GenMessage<UpdateCounteragentGroupRequest> = /*@__PURE__*/
+  messageDesc(file_docflow_api_v1_counteragents, 2);
+
+/**
+ * @generated from message docflow.api.v1.DeleteCounteragentGroupRequest
+ */
+export type DeleteCounteragentGroupRequest = Message<"docflow.api.v1.DeleteCounteragentGroupRequest"> & {
+  /**
+   * Box of the organization.
+   *
+   * @generated from field: string box_id = 1;
+   */
+  boxId: string;
+
+  /**
+   * Group to delete; not the default group.
+   *
+   * @generated from field: string counteragent_group_id = 2;
+   */
+  counteragentGroupId: string;
+};
+
+/**
+ * Describes the message docflow.api.v1.DeleteCounteragentGroupRequest.
+ * Use `create(DeleteCounteragentGroupRequestSchema)` to create a new message.
+ */
+export const DeleteCounteragentGroupRequestSchema: GenMessage<DeleteCounteragentGroupRequest> = /*@__PURE__*/
+  messageDesc(file_docflow_api_v1_counteragents, 3);
+
+/**
+ * DeleteCounteragentGroup answers with no content.
+ *
+ * @generated from message docflow.api.v1.DeleteCounteragentGroupResponse
+ */
+export type DeleteCounteragentGroupResponse = Message<"docflow.api.v1.DeleteCounteragentGroupResponse"> & {
+};
+
+/**
+ * Describes the message docflow.api.v1.DeleteCounteragentGroupResponse.
+ * Use `create(DeleteCounteragentGroupResponseSchema)` to create a new message.
+ */
+export const DeleteCounteragentGroupResponseSchema: GenMessage<DeleteCounteragentGroupResponse> = /*@__PURE__*/
+  messageDesc(file_docflow_api_v1_counteragents, 4);
+
+/**
+ * @generated from message docflow.api.v1.GetCounteragentGroupRequest
+ */
+export type GetCounteragentGroupRequest = Message<"docflow.api.v1.GetCounteragentGroupRequest"> & {
+  /**
+   * Box of the organization.
+   *
+   * @generated from field: string box_id = 1;
+   */
+  boxId: string;
+
+  /**
+   * Counteragent group; 00000000-0000-0000-0000-000000000000 is the default
+   * group, which always exists.
+   *
+   * @generated from field: string counteragent_group_id = 2;
+   */
+  counteragentGroupId: string;
+};
+
+/**
+ * Describes the message docflow.api.v1.GetCounteragentGroupRequest.
+ * Use `create(GetCounteragentGroupRequestSchema)` to create a new message.
+ */
+export const GetCounteragentGroupRequestSchema: GenMessage<GetCounteragentGroupRequest> = /*@__PURE__*/
+  messageDesc(file_docflow_api_v1_counteragents, 5);
+
+/**
+ * @generated from message docflow.api.v1.GetCounteragentGroupsRequest
+ */
+export type GetCounteragentGroupsRequest = Message<"docflow.api.v1.GetCounteragentGroupsRequest"> & {
+  /**
+   * Box of the organization.
+   *
+   * @generated from field: string box_id = 1;
+   */
+  boxId: string;
+
+  /**
+   * Page to return, from 1 (default 1). A page past the last one is empty.
+   *
+   * @generated from field: optional int32 page = 2;
+   */
+  page?: number | undefined;
+
+  /**
+   * Number of groups per page, 1 to 100 (default 100).
+   *
+   * @generated from field: optional int32 count = 3;
+   */
+  count?: number | undefined;
+};
+
+/**
+ * Describes the message docflow.api.v1.GetCounteragentGroupsRequest.
+ * Use `create(GetCounteragentGroupsRequestSchema)` to create a new message.
+ */
+export const GetCounteragentGroupsRequestSchema: GenMessage<GetCounteragentGroupsRequest> = /*@__PURE__*/
+  messageDesc(file_docflow_api_v1_counteragents, 6);
+
+/**
+ * @generated from message docflow.api.v1.AddCounteragentToGroupRequest
+ */
+export type AddCounteragentToGroupRequest = Message<"docflow.api.v1.AddCounteragentToGroupRequest"> & {
+  /**
+   * Box of the organization.
+   *
+   * @generated from field: string box_id = 1;
+   */
+  boxId: string;
+
+  /**
+   * The counteragent (its box id) to move; its status must be IsMyCounteragent.
+   *
+   * @generated from field: string counteragent_box_id = 2;
+   */
+  counteragentBoxId: string;
+
+  /**
+   * Group to move it into; 00000000-0000-0000-0000-000000000000 is the
+   * default group.
+   *
+   * @generated from field: string counteragent_group_id = 3;
+   */
+  counteragentGroupId: string;
+};
+
+/**
+ * Describes the message docflow.api.v1.AddCounteragentToGroupRequest.
+ * Use `create(AddCounteragentToGroupRequestSchema)` to create a new message.
+ */
+export const AddCounteragentToGroupRequestSchema: GenMessage<AddCounteragentToGroupRequest> = /*@__PURE__*/
+  messageDesc(file_docflow_api_v1_counteragents, 7);
+
+/**
+ * AddCounteragentToGroup answers with no content.
+ *
+ * @generated from message docflow.api.v1.AddCounteragentToGroupResponse
+ */
+export type AddCounteragentToGroupResponse = Message<"docflow.api.v1.AddCounteragentToGroupResponse"> & {
+};
+
+/**
+ * Describes the message docflow.api.v1.AddCounteragentToGroupResponse.
+ * Use `create(AddCounteragentToGroupResponseSchema)` to create a new message.
+ */
+export const AddCounteragentToGroupResponseSchema: GenMessage<AddCounteragentToGroupResponse> = /*@__PURE__*/
+  messageDesc(file_docflow_api_v1_counteragents, 8);
+
+/**
+ * The counteragents of a box and their groups.
  *
  * @generated from service docflow.api.v1.CounteragentService
  */
@@ -78,6 +289,83 @@ export const CounteragentService: GenService<{
     methodKind: "unary";
     input: typeof GetCounteragentsFromGroupRequestSchema;
     output: typeof CounteragentFromGroupResponseSchema;
+  },
+  /**
+   * Creates a counteragent group with a new identifier chosen by the service
+   * and answers with it. Its name must be unique within the box (compared
+   * case-insensitively); every listed department must be one of the box.
+   * Only an administrator of the box with CanManageCounteragents may call it.
+   *
+   * @generated from rpc docflow.api.v1.CounteragentService.CreateCounteragentGroup
+   */
+  createCounteragentGroup: {
+    methodKind: "unary";
+    input: typeof CreateCounteragentGroupRequestSchema;
+    output: typeof CounteragentGroupSchema;
+  },
+  /**
+   * Changes the name or the departments of a counteragent group and answers
+   * with the group after the change. What the request leaves out stays as it
+   * is. The default group cannot be changed (400). Only an administrator of
+   * the box with CanManageCounteragents may call it.
+   *
+   * @generated from rpc docflow.api.v1.CounteragentService.UpdateCounteragentGroup
+   */
+  updateCounteragentGroup: {
+    methodKind: "unary";
+    input: typeof UpdateCounteragentGroupRequestSchema;
+    output: typeof CounteragentGroupSchema;
+  },
+  /**
+   * Moves every counteragent of the group to the default group, then removes
+   * the group. The default group cannot be deleted (400). Only an
+   * administrator of the box with CanManageCounteragents may call it.
+   *
+   * @generated from rpc docflow.api.v1.CounteragentService.DeleteCounteragentGroup
+   */
+  deleteCounteragentGroup: {
+    methodKind: "unary";
+    input: typeof DeleteCounteragentGroupRequestSchema;
+    output: typeof DeleteCounteragentGroupResponseSchema;
+  },
+  /**
+   * Returns one counteragent group. The default group
+   * 00000000-0000-0000-0000-000000000000 is answered as {CounteragentGroupId:
+   * 00000000-0000-0000-0000-000000000000, Name: "Default"}. Only an
+   * administrator of the box with CanManageCounteragents may call it.
+   *
+   * @generated from rpc docflow.api.v1.CounteragentService.GetCounteragentGroup
+   */
+  getCounteragentGroup: {
+    methodKind: "unary";
+    input: typeof GetCounteragentGroupRequestSchema;
+    output: typeof CounteragentGroupSchema;
+  },
+  /**
+   * Lists the counteragent groups of the box, page by page, in the order they
+   * were created (then by identifier); the default group is not listed. Only
+   * an administrator of the box with CanManageCounteragents may call it.
+   *
+   * @generated from rpc docflow.api.v1.CounteragentService.GetCounteragentGroups
+   */
+  getCounteragentGroups: {
+    methodKind: "unary";
+    input: typeof GetCounteragentGroupsRequestSchema;
+    output: typeof CounteragentGroupsListSchema;
+  },
+  /**
+   * Moves a counteragent of the box into a group (a counteragent is in
+   * exactly one group; the default group takes it out of any other). It is
+   * then listed last in its new group. Adding it to the group it is already
+   * in changes nothing. Only an administrator of the box with
+   * CanManageCounteragents may call it.
+   *
+   * @generated from rpc docflow.api.v1.CounteragentService.AddCounteragentToGroup
+   */
+  addCounteragentToGroup: {
+    methodKind: "unary";
+    input: typeof AddCounteragentToGroupRequestSchema;
+    output: typeof AddCounteragentToGroupResponseSchema;
   },
 }> = /*@__PURE__*/
   serviceDesc(file_docflow_api_v1_counteragents, 0);
