@@ -18,7 +18,7 @@ import { afterAll, beforeAll } from "vitest";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { StatusSchema } from "../../gen/google/rpc/status_pb";
 import { DEFAULT_TIMEOUTS, type Timeouts } from "../../src/config";
-import { createDeps, type Deps } from "../../src/deps";
+import { createDeps, type Deps, type DepsOptions } from "../../src/deps";
 import { loadFixture } from "../../src/fixtures/load";
 import { createHttpServer, type HttpServer } from "../../src/http/server";
 import { createLogger } from "../../src/log";
@@ -45,10 +45,11 @@ export interface Harness {
 export function useHarness(
   fixture: () => unknown = baseFixture,
   timeouts: Timeouts = TEST_TIMEOUTS,
+  options: HarnessOptions = {},
 ): Harness {
   let current: Harness | undefined;
   beforeAll(async () => {
-    current = await startHarness(fixture(), timeouts);
+    current = await startHarness(fixture(), timeouts, TEST_CACHE, options);
   });
   afterAll(async () => {
     await current?.close();
@@ -86,10 +87,14 @@ export const TEST_CACHE = { ttlMs: 5_000, maxEntries: 10_000 };
 /** Timeouts of test servers: the service's defaults unless a test asks for others. */
 export const TEST_TIMEOUTS: Timeouts = { ...DEFAULT_TIMEOUTS, shutdownMs: 5_000 };
 
+/** What a test may add to the service's dependencies (test hooks of the domain). */
+export type HarnessOptions = Pick<DepsOptions, "groupHooks">;
+
 export async function startHarness(
   fixture: unknown = baseFixture(),
   timeouts: Timeouts = TEST_TIMEOUTS,
   cache: ReadCacheOptions = TEST_CACHE,
+  options: HarnessOptions = {},
 ): Promise<Harness> {
   const testDb: TestDatabase = await startTestDatabase();
   const database: Database = await openDatabase({
@@ -102,7 +107,7 @@ export async function startHarness(
   const deps = createDeps(
     database,
     createLogger("info", (line) => logs.push(line)),
-    { healthTimeoutMs: timeouts.healthMs, cache },
+    { healthTimeoutMs: timeouts.healthMs, cache, ...options },
   );
   const server = createHttpServer(deps, timeouts);
   const address = await server.listen(0, "127.0.0.1");
