@@ -13,6 +13,7 @@ import { http } from "../gen/google/api/annotations_pb";
 import { FieldBehavior, field_behavior } from "../gen/google/api/field_behavior_pb";
 import { HttpRuleSchema } from "../gen/google/api/http_pb";
 import { protoComments } from "../gen/proto-comments";
+import { GROUP_NAME_PATTERN } from "../src/domain/counteragent-groups";
 import { MAX_INDEX_KEY_LENGTH } from "../src/domain/index-key";
 import { SUBSCRIPTION_CATALOG } from "../src/domain/subscriptions";
 import { ID_MAX_LENGTH, ID_PATTERN } from "../src/domain/validate";
@@ -103,6 +104,49 @@ describe("GET /openapi.json", () => {
       (doc.paths["/Restore"].post.parameters as Json[]).map((p) => [p.name, p.required]),
     );
     expect(restore).toEqual({ boxId: true, messageId: true, documentId: false });
+  });
+
+  it("counteragent groups: page and count, a required body for Create only, AnyDepartment read as a string or a boolean", () => {
+    const list = Object.fromEntries(
+      (doc.paths["/GetCounteragentGroups"].get.parameters as Json[]).map((p) => [p.name, p]),
+    );
+    expect(list.page).toMatchObject({
+      required: false,
+      schema: { type: "integer", minimum: 1, default: 1 },
+    });
+    expect(list.count).toMatchObject({ schema: { minimum: 1, maximum: 100, default: 100 } });
+    const add = (doc.paths["/AddCounteragentToGroup"].post.parameters as Json[]).map((p) => [
+      p.name,
+      p.required,
+    ]);
+    expect(add).toEqual([
+      ["boxId", true],
+      ["counteragentBoxId", true],
+      ["counteragentGroupId", true],
+    ]);
+    expect(doc.paths["/AddCounteragentToGroup"].post.requestBody).toBeUndefined();
+    expect(doc.paths["/DeleteCounteragentGroup"].post.responses["200"].content).toBeUndefined();
+    expect(doc.paths["/CreateCounteragentGroup"].post.requestBody.required).toBe(true);
+    expect(doc.paths["/UpdateCounteragentGroup"].post.requestBody.required).toBe(false);
+    const group = doc.components.schemas["docflow.legacy.CounteragentGroup"];
+    expect(group.required).toEqual(["CounteragentGroupId", "Name"]);
+    expect(doc.components.schemas["docflow.legacy.CounteragentGroupsList"].required).toEqual([
+      "TotalCount",
+    ]);
+    const patch = doc.components.schemas["docflow.legacy.CounteragentGroupDepartmentPatch"];
+    expect(patch.properties.AnyDepartment).toMatchObject({
+      type: ["string", "boolean"],
+      enum: ["true", "false", true, false],
+    });
+    expect(patch.required).toEqual(["AnyDepartment"]);
+    // AnyDepartment true: no department listed; false: at least one (else a 400).
+    expect(patch.oneOf).toHaveLength(2);
+    for (const verb of ["/UpdateCounteragentGroup", "/DeleteCounteragentGroup"]) {
+      const group = (doc.paths[verb].post.parameters as Json[]).find(
+        (p) => p.name === "counteragentGroupId",
+      );
+      expect(group?.schema.not, verb).toEqual({ const: HEAD });
+    }
   });
 
   it("bodies and responses in both media types, legacy JSON names, IsSubscribed as a string enum", () => {
@@ -267,6 +311,41 @@ describe("the document is exactly as strict as the server (a schema-driven fuzze
       const accepted = value === "" || satisfies(documentId.schema, value);
       // Valid or absent: no such message (404); invalid: 400.
       expect(res.status, JSON.stringify(value)).toBe(accepted ? 404 : 400);
+    }
+  });
+
+  it("a group's Name: the schema accepts exactly what the server accepts", async () => {
+    const create = doc.components.schemas["docflow.legacy.CounteragentGroupToCreate"];
+    const update = doc.components.schemas["docflow.legacy.CounteragentGroupToUpdate"];
+    expect(create.properties.Name.pattern).toBe(GROUP_NAME_PATTERN);
+    expect(update.properties.Name.pattern).toBe(GROUP_NAME_PATTERN);
+    const names = [
+      "x",
+      "  Key accounts \t",
+      "a b",
+      "𝔸".repeat(100),
+      ` ${"x".repeat(100)}\u3000`,
+      "",
+      " ",
+      "\t\n",
+      "x".repeat(101),
+      "𝔸".repeat(101),
+      "a\u0000b",
+      "a\u0085",
+      "\u001Ca",
+      "\u00a0a\u00a0",
+    ];
+    for (const name of names) {
+      // Each name on a box with no groups, so that only the Name rule can refuse it.
+      await h.db.collection("counteragentGroups").deleteMany({ boxId: BOX });
+      const res = await legacy(h, {
+        method: "POST",
+        path: `/CreateCounteragentGroup?boxId=${BOX}`,
+        headers: { authorization: authHeader("admin"), "content-type": "application/json" },
+        body: JSON.stringify({ Name: name }),
+      });
+      const valid = satisfies(create.properties.Name, name);
+      expect(res.status, JSON.stringify(name)).toBe(valid ? 200 : 400);
     }
   });
 

@@ -33,7 +33,7 @@ import {
   HEAD_DEPARTMENT_ID,
 } from "./model";
 import type { CounteragentGroupStore, CounteragentMembershipStore } from "./ports";
-import { requireId } from "./validate";
+import { CONTROLS, requireId, SPACES } from "./validate";
 
 export const DEFAULT_GROUP_NAME = "Default";
 export const MAX_GROUP_NAME_LENGTH = 100;
@@ -107,6 +107,17 @@ export interface CounteragentMove {
 export function groupNameKey(name: string): string {
   return name.trim().normalize("NFC").toUpperCase().toLowerCase().normalize("NFC");
 }
+
+/** What `trim()` removes: the white-space controls (TAB to CR) and SPACES. */
+const TRIMMED = `\\u0009-\\u000D${SPACES}`;
+
+/**
+ * The Name rule of `checkGroupName` as an ECMA-262 regular expression (the
+ * same in Python's `re` and Rust's `regex`), for the OpenAPI document:
+ * trimmable white space around 1 to 100 code points that hold no control
+ * character and neither start nor end with white space.
+ */
+export const GROUP_NAME_PATTERN = `^[${TRIMMED}]*[^${CONTROLS}${SPACES}](?:[^${CONTROLS}]{0,${MAX_GROUP_NAME_LENGTH - 2}}[^${CONTROLS}${SPACES}])?[${TRIMMED}]*$`;
 
 /** 1–100 characters (code points) after trimming, no control character; the trimmed name. */
 export function checkGroupName(raw: string): string {

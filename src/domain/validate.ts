@@ -15,10 +15,11 @@ import { invalidArgument } from "./errors";
 
 export const ID_MAX_LENGTH = 256;
 
-/** Control characters: C0, DEL and C1. */
-const CONTROLS = "\\u0000-\\u001F\\u007F-\\u009F";
+/** Control characters: C0, DEL and C1 (a regular-expression character range). */
+export const CONTROLS = "\\u0000-\\u001F\\u007F-\\u009F";
 /** White space that `trim()` removes, beyond the controls (Zs, U+2028/9, U+FEFF). */
-const SPACES = "\\u0020\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000\\uFEFF";
+export const SPACES =
+  "\\u0020\\u00A0\\u1680\\u2000-\\u200A\\u2028\\u2029\\u202F\\u205F\\u3000\\uFEFF";
 
 /**
  * An identifier as an ECMA-262 regular expression (also valid, with the same

@@ -19,7 +19,9 @@ import {
   json_string,
 } from "../../gen/docflow/legacy/options_pb";
 import { FieldBehavior, field_behavior } from "../../gen/google/api/field_behavior_pb";
+import { GROUP_NAME_PATTERN, MAX_GROUP_NAME_LENGTH } from "../domain/counteragent-groups";
 import { MAX_INDEX_KEY_LENGTH } from "../domain/index-key";
+import { DEFAULT_GROUP_ID } from "../domain/model";
 import { SUBSCRIPTION_CATALOG } from "../domain/subscriptions";
 import { ID_MAX_LENGTH, ID_PATTERN } from "../domain/validate";
 import { MAX_REQUEST_BYTES } from "../rpc/router";
@@ -58,6 +60,13 @@ const IDENTIFIER: Json = {
     "An identifier: 1 to 256 characters, not only white space, no control character (U+0000–U+001F, U+007F–U+009F).",
 };
 
+/** A counteragent group's Name, as `src/domain/counteragent-groups.ts` checks it. */
+const GROUP_NAME: Json = {
+  type: "string",
+  pattern: GROUP_NAME_PATTERN,
+  description: `1 to ${MAX_GROUP_NAME_LENGTH} characters after trimming white space at both ends, no control character (U+0000–U+001F, U+007F–U+009F); unique within the box, compared case-insensitively.`,
+};
+
 /**
  * Fields the proto type says too little about, by full name: each one's schema
  * (the one derived from its type, passed in) refined to what the server
@@ -76,6 +85,17 @@ const FIELD_SCHEMAS: Readonly<Record<string, (derived: Json) => Json>> = {
       maxContains: 1,
     })),
   }),
+  // src/domain/counteragent-groups.ts: 1–100 characters after trimming, no control character.
+  "docflow.legacy.CounteragentGroupToCreate.Name": () => GROUP_NAME,
+  "docflow.legacy.CounteragentGroupToUpdate.Name": () => GROUP_NAME,
+  // Each one an identifier (whether the box has the department is for the server to say).
+  "docflow.legacy.DepartmentsInGroup.DepartmentIds": (derived) => ({
+    ...derived,
+    items: IDENTIFIER,
+  }),
+  // Update and Delete of the default group are a 400 (CounteragentGroup.DefaultGroup).
+  "docflow.api.v1.UpdateCounteragentGroupRequest.counteragent_group_id": notTheDefaultGroup,
+  "docflow.api.v1.DeleteCounteragentGroupRequest.counteragent_group_id": notTheDefaultGroup,
   // src/domain/index-key.ts: base64url of at least 16 bytes, at most
   // MAX_INDEX_KEY_LENGTH; a key the server did not issue for this box and group is still a 400.
   "docflow.api.v1.GetCounteragentsFromGroupRequest.after_index_key": () => ({
@@ -87,6 +107,53 @@ const FIELD_SCHEMAS: Readonly<Record<string, (derived: Json) => Json>> = {
       "AfterIndexKey exactly as a page of the same box and group returned it; any other value, even of this shape, is a 400.",
   }),
 };
+
+/**
+ * Messages whose fields constrain one another, by full name: the request
+ * form of each (only requests carry them) refined to what the server accepts.
+ */
+const INPUT_MESSAGE_SCHEMAS: Readonly<Record<string, (derived: Json) => Json>> = {
+  // AnyDepartment true: no department listed; false: at least one (src/domain/counteragent-groups.ts).
+  "docflow.legacy.CounteragentGroupDepartmentPatch": (derived) => ({
+    ...derived,
+    oneOf: [
+      {
+        properties: {
+          AnyDepartment: { enum: [true, "true"] },
+          Departments: {
+            anyOf: [
+              { type: "null" },
+              {
+                type: "object",
+                properties: { DepartmentIds: { anyOf: [{ type: "null" }, { maxItems: 0 }] } },
+              },
+            ],
+          },
+        },
+      },
+      {
+        properties: {
+          AnyDepartment: { enum: [false, "false"] },
+          Departments: {
+            type: "object",
+            properties: { DepartmentIds: { type: "array", minItems: 1 } },
+            required: ["DepartmentIds"],
+          },
+        },
+        required: ["Departments"],
+      },
+    ],
+  }),
+};
+
+function notTheDefaultGroup(derived: Json): Json {
+  return {
+    ...derived,
+    not: { const: DEFAULT_GROUP_ID },
+    description:
+      `${String(derived.description ?? "")} Not the default group ${DEFAULT_GROUP_ID}.`.trim(),
+  };
+}
 
 /** `schema` refined by FIELD_SCHEMAS, or as it is. */
 function refined(field: DescField, schema: Json): Json {
@@ -137,15 +204,17 @@ export function buildOpenApi(routes: readonly LegacyRoute[], options: OpenApiOpt
       responses: responses(route, ref),
     };
     if (route.body !== "") {
-      const bodySchema =
-        route.body === "*"
-          ? method.input
-          : method.input.fields.find((f) => f.name === route.body)?.message;
+      const bodyField = method.input.fields.find((f) => f.name === route.body);
+      const bodySchema = route.body === "*" ? method.input : bodyField?.message;
       if (bodySchema) {
-        // Optional: no body is binary protobuf of zero bytes, the empty message (an empty list).
+        // No body is binary protobuf of zero bytes, the empty message (an empty list): fine
+        // unless the message has a required field, or the body field is marked REQUIRED.
+        const required =
+          bodySchema.fields.some((f) => f.presence === FeatureSet_FieldPresence.LEGACY_REQUIRED) ||
+          (bodyField !== undefined && isRequired(bodyField));
         operation.requestBody = {
-          required: false,
-          description: `${bodySchema.name}: JSON when Content-Type is application/json, otherwise binary protobuf (also with no Content-Type). No body at all is the empty message.`,
+          required,
+          description: `${bodySchema.name}: JSON when Content-Type is application/json, otherwise binary protobuf (also with no Content-Type).${required ? "" : " No body at all is the empty message."}`,
           content: {
             "application/json": { schema: ref(bodySchema, "input") },
             "application/x-protobuf": { schema: binary(bodySchema) },
@@ -247,10 +316,16 @@ function binary(message: DescMessage): Json {
   };
 }
 
-function queryParameter(field: DescField, describe: (name: string) => string | undefined): Json {
-  const required =
+/** `(google.api.field_behavior) = REQUIRED`. */
+function isRequired(field: DescField): boolean {
+  return (
     hasOption(field, field_behavior) &&
-    getOption(field, field_behavior).includes(FieldBehavior.REQUIRED);
+    getOption(field, field_behavior).includes(FieldBehavior.REQUIRED)
+  );
+}
+
+function queryParameter(field: DescField, describe: (name: string) => string | undefined): Json {
+  const required = isRequired(field);
   const isString = field.fieldKind === "scalar" && field.scalar === ScalarType.STRING;
   const schema: Json = { ...refined(field, isString ? IDENTIFIER : scalarSchema(field, false)) };
   if (hasOption(field, integer_range)) {
@@ -396,11 +471,13 @@ function addSchema(message: DescMessage, components: Components, direction: Dire
     properties[field.jsonName] = comment ? { ...schema, description: comment } : schema;
   }
   const comment = describe(message.typeName);
-  schemas[name] = {
+  const schema: Json = {
     type: "object",
     ...(comment ? { description: comment } : {}),
     properties,
     ...(required.length > 0 ? { required } : {}),
   };
+  const refine = direction === "input" ? INPUT_MESSAGE_SCHEMAS[message.typeName] : undefined;
+  schemas[name] = refine ? refine(schema) : schema;
   return name;
 }
