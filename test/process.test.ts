@@ -105,6 +105,26 @@ describe("npm start with no configuration", () => {
     const { stdout: page } = await exec("bash", ["-c", listing]);
     expect(JSON.parse(page)).toMatchObject({ TotalCount: 6 });
     expect(JSON.parse(page).CounteragentBoxId).toHaveLength(4);
+    // The group block runs as one script: the first command keeps the new group's id in $GROUP.
+    const lines = s.stderr().split("\n");
+    const from = lines.findIndex((l) => l.startsWith("GROUP=$(curl "));
+    const groupBlock = lines.slice(from, from + 4);
+    expect(groupBlock[0]).toMatch(/CreateCounteragentGroup/);
+    const { stdout: groupOut } = await exec("bash", ["-c", groupBlock.join("\necho @@\n")]);
+    const [created, added, members, groups] = groupOut.split("@@\n");
+    const groupId = created?.trim() ?? "";
+    expect(groupId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+    expect(added).toMatch(/^HTTP\/1\.1 200 /);
+    expect(added).toMatch(/content-length: 0/i);
+    expect(JSON.parse(members ?? "")).toMatchObject({
+      CounteragentBoxId: [DEMO.defaultCounteragentBoxId],
+      TotalCount: 1,
+    });
+    expect(JSON.parse(groups ?? "").Groups.at(-1)).toEqual({
+      CounteragentGroupId: groupId,
+      Name: "Key accounts",
+      Departments: { DepartmentIds: [DEMO.salesDepartmentId] },
+    });
     const proto =
       s
         .stderr()
