@@ -11,6 +11,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -24,6 +25,10 @@ BOX = "11111111-1111-4111-8111-111111111111"
 EXPIRED_BOX = "33333333-3333-4333-8333-333333333333"
 ADMIN = ("aaaaaaaa-0000-4000-8000-000000000001", "demo-admin-token")
 CLERK = ("aaaaaaaa-0000-4000-8000-000000000002", "demo-clerk-token")
+SALES = "dddddddd-0000-4000-8000-000000000001"
+DEFAULT_GROUP = "00000000-0000-0000-0000-000000000000"
+# IsMyCounteragent members of the demo box, one per test that moves one.
+COUNTERAGENTS = ["cccccccc-0000-4000-8000-000000000010", "cccccccc-0000-4000-8000-000000000011"]
 
 
 def auth(token: str) -> str:
@@ -46,7 +51,9 @@ def pb():
     code = protoc.main(["protoc", f"-I{ROOT / 'proto'}", f"-I{include}", f"--python_out={out}", f"--grpc_python_out={out}", *protos])
     assert code == 0, "protoc 3.21 could not compile proto/"
     sys.path.insert(0, out)
+    from docflow.api.v1 import counteragents_pb2, counteragents_pb2_grpc
     from docflow.api.v1 import subscriptions_pb2, subscriptions_pb2_grpc
+    from docflow.legacy import counteragent_groups_pb2
     from docflow.legacy import subscriptions_pb2 as legacy_pb2
     from google.rpc import error_details_pb2, status_pb2
 
@@ -56,6 +63,9 @@ def pb():
         "legacy": legacy_pb2,
         "status": status_pb2,
         "details": error_details_pb2,
+        "counteragents": counteragents_pb2,
+        "counteragents_stub": counteragents_pb2_grpc,
+        "groups": counteragent_groups_pb2,
     }
 
 
@@ -156,3 +166,135 @@ def test_legacy_error_is_text_with_error_code(server):
     assert caught.value.code == 401
     assert caught.value.headers["X-Service-ErrorCode"] == "Http.Unauthorized"
     assert caught.value.read().decode() == "the Authorization header is missing"
+
+
+# ------------------------------------------------------------- counteragent groups (SPEC 6.4)
+
+
+def groups_stub(pb, base):
+    channel = grpc.insecure_channel(base.removeprefix("http://"))
+    return pb["counteragents_stub"].CounteragentServiceStub(channel)
+
+
+def test_grpc_counteragent_group_lifecycle(pb, server):
+    api, groups, md = pb["counteragents"], pb["groups"], [("authorization", auth(ADMIN[1]))]
+    rpc = groups_stub(pb, server)
+    name = f"Python {uuid.uuid4().hex[:8]}"
+    created = rpc.CreateCounteragentGroup(
+        api.CreateCounteragentGroupRequest(
+            box_id=BOX,
+            group=groups.CounteragentGroupToCreate(
+                Name=f"  {name} ", Departments=groups.DepartmentsInGroup(DepartmentIds=[SALES, SALES])
+            ),
+        ),
+        metadata=md,
+    )
+    group_id = created.CounteragentGroupId
+    assert uuid.UUID(group_id).version == 4
+    assert created.Name == name
+    assert list(created.Departments.DepartmentIds) == [SALES]
+
+    with pytest.raises(grpc.RpcError) as caught:
+        rpc.CreateCounteragentGroup(
+            api.CreateCounteragentGroupRequest(
+                box_id=BOX, group=groups.CounteragentGroupToCreate(Name=name.upper())
+            ),
+            metadata=md,
+        )
+    assert caught.value.code() == grpc.StatusCode.ALREADY_EXISTS
+
+    rpc.AddCounteragentToGroup(
+        api.AddCounteragentToGroupRequest(
+            box_id=BOX, counteragent_box_id=COUNTERAGENTS[0], counteragent_group_id=group_id
+        ),
+        metadata=md,
+    )
+    page = rpc.GetCounteragentsFromGroup(
+        api.GetCounteragentsFromGroupRequest(box_id=BOX, counteragent_group_id=group_id),
+        metadata=md,
+    )
+    assert list(page.CounteragentBoxId) == [COUNTERAGENTS[0]] and page.TotalCount == 1
+
+    updated = rpc.UpdateCounteragentGroup(
+        api.UpdateCounteragentGroupRequest(
+            box_id=BOX,
+            counteragent_group_id=group_id,
+            changes=groups.CounteragentGroupToUpdate(
+                GroupDepartments=groups.CounteragentGroupDepartmentPatch(AnyDepartment=True)
+            ),
+        ),
+        metadata=md,
+    )
+    assert updated.Name == name and not updated.HasField("Departments")
+
+    listed = rpc.GetCounteragentGroups(api.GetCounteragentGroupsRequest(box_id=BOX), metadata=md)
+    assert group_id in [g.CounteragentGroupId for g in listed.Groups]
+    assert listed.TotalCount == len(listed.Groups)
+
+    rpc.DeleteCounteragentGroup(
+        api.DeleteCounteragentGroupRequest(box_id=BOX, counteragent_group_id=group_id), metadata=md
+    )
+    with pytest.raises(grpc.RpcError) as caught:
+        rpc.GetCounteragentGroup(
+            api.GetCounteragentGroupRequest(box_id=BOX, counteragent_group_id=group_id), metadata=md
+        )
+    assert caught.value.code() == grpc.StatusCode.NOT_FOUND
+    default = rpc.GetCounteragentsFromGroup(
+        api.GetCounteragentsFromGroupRequest(box_id=BOX, counteragent_group_id=DEFAULT_GROUP),
+        metadata=md,
+    )
+    assert list(default.CounteragentBoxId)[-1] == COUNTERAGENTS[0]
+
+
+def legacy_call(server, path, body=None, method="GET"):
+    """As an existing SDK calls: binary protobuf body (or none), no Content-Type, no Accept."""
+    req = urllib.request.Request(
+        f"{server}{path}", data=body, method=method, headers={"Authorization": auth(ADMIN[1])}
+    )
+    with urllib.request.urlopen(req) as res:
+        assert res.status == 200
+        return res.headers, res.read()
+
+
+def test_legacy_protobuf_counteragent_groups(pb, server):
+    groups = pb["groups"]
+    name = f"Legacy {uuid.uuid4().hex[:8]}"
+    headers, body = legacy_call(
+        server,
+        f"/CreateCounteragentGroup?boxId={BOX}",
+        groups.CounteragentGroupToCreate(Name=name).SerializeToString(),
+        "POST",
+    )
+    assert headers["Content-Type"] == "application/x-protobuf"
+    created = groups.CounteragentGroup.FromString(body)  # raises if a required field is missing
+    assert created.IsInitialized() and created.Name == name
+    assert not created.HasField("Departments")  # any department: no Departments at all
+
+    _, body = legacy_call(
+        server,
+        f"/GetCounteragentGroup?boxId={BOX}&counteragentGroupId={DEFAULT_GROUP}",
+    )
+    default = groups.CounteragentGroup.FromString(body)
+    assert (default.CounteragentGroupId, default.Name) == (DEFAULT_GROUP, "Default")
+
+    # A page past the end: no groups, and TotalCount still on the wire.
+    _, body = legacy_call(server, f"/GetCounteragentGroups?boxId={BOX}&page=1000&count=100")
+    past = groups.CounteragentGroupsList.FromString(body)
+    assert len(past.Groups) == 0 and past.HasField("TotalCount") and past.TotalCount >= 3
+
+    group_id = created.CounteragentGroupId
+    for path in (
+        f"/AddCounteragentToGroup?boxId={BOX}&counteragentBoxId={COUNTERAGENTS[1]}&counteragentGroupId={group_id}",
+        f"/DeleteCounteragentGroup?boxId={BOX}&counteragentGroupId={group_id}",
+    ):
+        headers, body = legacy_call(server, path, b"", "POST")
+        assert body == b"" and headers["Content-Length"] == "0"
+
+    req = urllib.request.Request(
+        f"{server}/GetCounteragentGroup?boxId={BOX}&counteragentGroupId={group_id}",
+        headers={"Authorization": auth(ADMIN[1])},
+    )
+    with pytest.raises(urllib.error.HTTPError) as caught:
+        urllib.request.urlopen(req)
+    assert caught.value.code == 404
+    assert caught.value.headers["X-Service-ErrorCode"] == "CounteragentGroup.NotFound"
