@@ -50,6 +50,12 @@ describe("GET /docs in a browser", () => {
       "/GetCounteragentsFromGroup",
       "/GetSubscriptions",
       "/UpdateSubscriptions",
+      "/CreateCounteragentGroup",
+      "/UpdateCounteragentGroup",
+      "/DeleteCounteragentGroup",
+      "/GetCounteragentGroup",
+      "/GetCounteragentGroups",
+      "/AddCounteragentToGroup",
     ]) {
       await expect(
         page.locator(`.opblock-summary-path[data-path="${path}"]`).count(),
