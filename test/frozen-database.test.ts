@@ -5,6 +5,7 @@
  * recovers without a restart once the database answers again. This file
  * always starts its own embedded server, since it must pause that process.
  */
+import { readFileSync } from "node:fs";
 import http from "node:http";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
@@ -74,6 +75,17 @@ const legacyUpdate = (headers: Record<string, string> = {}) =>
     body: '{"Subscriptions":[{"Id":"News","IsSubscribed":"true"}]}',
   });
 
+/** Pauses the process and waits until the kernel reports it stopped (state T). */
+async function freeze(pid: number): Promise<void> {
+  process.kill(pid, "SIGSTOP");
+  for (let i = 0; i < 100; i++) {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    if (/^\d+ \(.*\) [Tt] /.test(stat)) return;
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  throw new Error("the database process did not stop");
+}
+
 async function timed<T>(work: Promise<T>): Promise<[T, number]> {
   const started = Date.now();
   const value = await work;
@@ -86,7 +98,7 @@ describe("a frozen database", () => {
   });
 
   it("legacy calls answer 500 within the deadline, with no driver text", async () => {
-    process.kill(server.pid, "SIGSTOP");
+    await freeze(server.pid);
     const [res, ms] = await timed(legacyUpdate());
     expect(res.status).toBe(500);
     expect(res.text).toBe("unexpected processing error");
