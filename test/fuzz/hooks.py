@@ -35,7 +35,7 @@ import jsonschema_rs
 import schemathesis
 from schemathesis.core.parameters import ParameterLocation
 
-KEY_SHAPE = re.compile(r"[A-Za-z0-9_-]{22,256}")
+KEY_SHAPE = re.compile(r"[A-Za-z0-9_-]{22,1400}")  # MAX_INDEX_KEY_LENGTH of src/domain/index-key.ts
 # The demo box's departments (src/fixtures/demo.ts): the head department, Sales, Sales/North, Accounting.
 DEMO_DEPARTMENTS = [
     "00000000-0000-0000-0000-000000000000",
