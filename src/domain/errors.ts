@@ -9,6 +9,8 @@ export const ErrorKind = {
   PermissionDenied: "PermissionDenied",
   NotFound: "NotFound",
   Conflict: "Conflict",
+  /** The request comes in a form (an encoding) the service does not take. */
+  UnsupportedMediaType: "UnsupportedMediaType",
   /** The database did not answer (outage, stall, failover): nothing is known to have changed. */
   Unavailable: "Unavailable",
 } as const;
@@ -50,6 +52,8 @@ export const duplicateGroupName = (name: string) =>
     `the box already has a counteragent group named "${name}"`,
     "CounteragentGroup.DuplicateName",
   );
+export const unsupportedMediaType = (message: string) =>
+  new DomainError(ErrorKind.UnsupportedMediaType, "Http.UnsupportedMediaType", message);
 /** Raised by the storage boundary; `cause` keeps the driver error for the log only. */
 export const storageUnavailable = (cause: unknown) =>
   new DomainError(

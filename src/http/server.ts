@@ -112,7 +112,7 @@ export function createHttpServer(deps: Deps, timeouts: Timeouts): HttpServer {
       const docsRoute = docs.route(path);
       if (docsRoute) {
         route = docsRoute;
-        docs.handle(req, res, path);
+        await docs.handle(req, res, path);
         return;
       }
       const candidates = bridge.match(path);

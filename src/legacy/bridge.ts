@@ -14,6 +14,7 @@ import {
   type Interceptor,
 } from "@connectrpc/connect";
 import { invokeUnaryImplementation } from "@connectrpc/connect/protocol";
+import { COMPRESS_MIN_BYTES, compress, negotiateCoding } from "../http/compression";
 import type { NodeRequest, NodeResponse } from "../http/responder";
 import { sendError, wantsJson } from "../http/responder";
 import { connectToLegacyError, legacyError } from "../rpc/error-table";
@@ -79,7 +80,7 @@ export function createLegacyBridge(pipeline: Pipeline): LegacyBridge {
       });
       try {
         const output = await invoke(route, req, query, values, interceptors, abort.signal);
-        sendMessage(res, route.method.output, output, wantsJson(req));
+        await sendMessage(req, res, route.method.output, output);
       } catch (error) {
         sendError(req, res, connectToLegacyError(ConnectError.from(error)));
       }
@@ -126,12 +127,14 @@ async function invoke(
   return invokeUnaryImplementation(spec, context, input, interceptors as Interceptor[]);
 }
 
-function sendMessage(
+/** The answer as legacy JSON or protobuf, compressed when the client accepts it and it is worth it. */
+async function sendMessage(
+  req: NodeRequest,
   res: NodeResponse,
   schema: DescMessage,
   message: Message,
-  asJson: boolean,
-): void {
+): Promise<void> {
+  const asJson = wantsJson(req);
   res.statusCode = 200;
   if (schema.fields.length === 0) {
     // Restore/Delete: 200 with an empty body (SDKs treat 204 as a failure).
@@ -139,10 +142,17 @@ function sendMessage(
     res.end();
     return;
   }
-  const body = asJson
+  let body: Uint8Array = asJson
     ? Buffer.from(messageToLegacyJson(schema, message), "utf8")
     : toBinary(schema, message);
   res.setHeader("content-type", asJson ? JSON_CONTENT_TYPE : PROTOBUF_CONTENT_TYPE);
+  res.setHeader("vary", "Accept-Encoding");
+  const coding =
+    body.length >= COMPRESS_MIN_BYTES ? negotiateCoding(req.headers["accept-encoding"]) : undefined;
+  if (coding) {
+    body = await compress(body, coding);
+    res.setHeader("content-encoding", coding);
+  }
   res.setHeader("content-length", String(body.length));
   res.end(body);
 }

@@ -6,7 +6,8 @@
  */
 import { create, type DescMessage, fromBinary, type Message } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
-import { invalidArgument } from "../domain/errors";
+import { invalidArgument, unsupportedMediaType } from "../domain/errors";
+import { BodyDecodingError, decodeBody } from "../http/compression";
 import type { NodeRequest } from "../http/responder";
 import { MAX_REQUEST_BYTES } from "../rpc/router";
 import type { LegacyRoute } from "./http-rules";
@@ -32,7 +33,7 @@ export async function decodeRequest(
     req.resume();
     return create(schema, fields);
   }
-  const body = await readBody(req);
+  const body = await decodedBody(req);
   const isJson = JSON_BODY.test(req.headers["content-type"] ?? "");
   const bodySchema = route.bodyField?.message ?? schema;
   const bodyMessage = isJson ? decodeJson(bodySchema, body) : decodeBinary(bodySchema, body);
@@ -40,6 +41,19 @@ export async function decodeRequest(
     return Object.assign(bodyMessage, fields);
   }
   return create(schema, { ...fields, [route.bodyField.localName]: bodyMessage });
+}
+
+/** The body, with its Content-Encoding (gzip, br) removed; the size limit holds for the decoded bytes. */
+async function decodedBody(req: NodeRequest): Promise<Buffer> {
+  const raw = await readBody(req);
+  try {
+    return await decodeBody(raw, req.headers["content-encoding"], MAX_REQUEST_BYTES);
+  } catch (error) {
+    if (!(error instanceof BodyDecodingError)) throw error;
+    if (error.kind === "unsupported") throw unsupportedMediaType(error.message);
+    if (error.kind === "too-large") throw new ConnectError(error.message, Code.ResourceExhausted);
+    throw invalidArgument(error.message);
+  }
 }
 
 function decodeJson(schema: DescMessage, body: Uint8Array): Message {
@@ -67,7 +81,7 @@ const tooLarge = () =>
   );
 
 /** The whole body, at most MAX_REQUEST_BYTES; past that the rest is drained and dropped. */
-function readBody(req: NodeRequest): Promise<Uint8Array> {
+function readBody(req: NodeRequest): Promise<Buffer> {
   const declared = Number(req.headers["content-length"] ?? 0);
   if (declared > MAX_REQUEST_BYTES) {
     req.resume();

@@ -68,6 +68,12 @@ export const ERROR_TABLE: Readonly<Record<ErrorKind, KindRow>> = {
   },
   [ErrorKind.NotFound]: { code: Code.NotFound, httpStatus: 404, reason: "NOT_FOUND" },
   [ErrorKind.Conflict]: { code: Code.AlreadyExists, httpStatus: 409, reason: "ALREADY_EXISTS" },
+  // Only the legacy bridge raises it (an unsupported Content-Encoding); RPC protocols negotiate their own.
+  [ErrorKind.UnsupportedMediaType]: {
+    code: Code.InvalidArgument,
+    httpStatus: 415,
+    reason: "UNSUPPORTED_MEDIA_TYPE",
+  },
   // SPEC §4: an outage is unavailable on gRPC/Connect and a plain 500 on legacy paths.
   [ErrorKind.Unavailable]: { code: Code.Unavailable, httpStatus: 500, reason: "UNAVAILABLE" },
 };

@@ -14,7 +14,9 @@ import {
   type MethodImplSpec,
 } from "@connectrpc/connect";
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
+import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import type { Deps } from "../deps";
+import { COMPRESS_MIN_BYTES } from "../http/compression";
 import { CounteragentService, counteragentService } from "./counteragent-service";
 import { DocumentService, documentService } from "./document-service";
 import { createHealthService, Health } from "./health-service";
@@ -75,7 +77,13 @@ export function createPipeline(deps: Deps, options: PipelineOptions): Pipeline {
     createAuthInterceptor(deps, PUBLIC_SERVICES),
     requiredFieldsInterceptor,
   ];
-  const router = createConnectRouter({ interceptors, readMaxBytes: MAX_REQUEST_BYTES });
+  const router = createConnectRouter({
+    interceptors,
+    readMaxBytes: MAX_REQUEST_BYTES,
+    // gzip and br in both directions; answers from 1 KiB up (a full page of 100 ids is ~4 KB).
+    acceptCompression: [compressionGzip, compressionBrotli],
+    compressMinBytes: COMPRESS_MIN_BYTES,
+  });
   const specs = new Map<DescMethod, MethodImplSpec>();
   // Records what routes() registers, so that the bridge calls exactly the router's implementations.
   const recorder: ConnectRouter = {

@@ -1,0 +1,238 @@
+/** Compression on every protocol (SPEC §3): requests and answers, RPC and legacy, and the docs with ETags. */
+import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from "node:zlib";
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { createClient } from "@connectrpc/connect";
+import {
+  compressionGzip,
+  createConnectTransport,
+  createGrpcTransport,
+  createGrpcWebTransport,
+} from "@connectrpc/connect-node";
+import * as grpc from "@grpc/grpc-js";
+import { beforeEach, describe, expect, it } from "vitest";
+import { CounteragentService } from "../gen/docflow/api/v1/counteragents_pb";
+import { CounteragentFromGroupResponseSchema } from "../gen/docflow/legacy/counteragents_pb";
+import {
+  SubscriptionSchema,
+  SubscriptionsToUpdateSchema,
+} from "../gen/docflow/legacy/subscriptions_pb";
+import { loadFixture } from "../src/fixtures/load";
+import { MAX_REQUEST_BYTES } from "../src/rpc/router";
+import { authHeader, BOX, baseFixture, HEAD, USERS } from "./support/fixture";
+import { legacy, useHarness } from "./support/harness";
+
+/** The base fixture with 60 counteragents in the default group: a full page is over 1 KiB. */
+const fixture = () => {
+  const base = baseFixture();
+  const [box, ...rest] = base.boxes;
+  return {
+    ...base,
+    boxes: [
+      {
+        ...box,
+        counteragents: Array.from({ length: 60 }, (_, i) => ({
+          counteragentBoxId: `c0000000-0000-4000-8000-0000000000${String(i).padStart(2, "0")}`,
+          joinedGroupAt: `2026-01-01T00:00:${String(i).padStart(2, "0")}Z`,
+        })),
+      },
+      ...rest,
+    ],
+  };
+};
+const h = useHarness(fixture);
+beforeEach(async () => {
+  await loadFixture(h.db, fixture());
+});
+
+const auth = authHeader("admin");
+const page = create(CounteragentService.method.getCounteragentsFromGroup.input, {
+  boxId: BOX,
+  counteragentGroupId: HEAD,
+});
+const stored = async () =>
+  (await h.db.collection("employees").findOne({ boxId: BOX, userId: USERS.clerk.userId }))
+    ?.subscriptions;
+
+describe("RPC protocols: gzip requests accepted, answers compressed when asked", () => {
+  it.each([
+    [
+      "Connect",
+      () =>
+        createConnectTransport({
+          baseUrl: h.baseUrl,
+          httpVersion: "1.1",
+          sendCompression: compressionGzip,
+        }),
+    ],
+    [
+      "gRPC-Web",
+      () =>
+        createGrpcWebTransport({
+          baseUrl: h.baseUrl,
+          httpVersion: "1.1",
+          sendCompression: compressionGzip,
+        }),
+    ],
+    [
+      "gRPC (connect-node)",
+      () => createGrpcTransport({ baseUrl: h.baseUrl, sendCompression: compressionGzip }),
+    ],
+  ])("%s with gzip", async (_name, transport) => {
+    const client = createClient(CounteragentService, transport());
+    const res = await client.getCounteragentsFromGroup(page, { headers: { authorization: auth } });
+    expect(res.CounteragentBoxId).toHaveLength(60);
+  });
+
+  it("@grpc/grpc-js with default compression gzip", async () => {
+    const client = new grpc.Client(`127.0.0.1:${h.port}`, grpc.credentials.createInsecure(), {
+      "grpc.default_compression_algorithm": 2,
+    });
+    const metadata = new grpc.Metadata();
+    metadata.set("authorization", auth);
+    const method = CounteragentService.method.getCounteragentsFromGroup;
+    const res = await new Promise<Buffer>((resolve, reject) =>
+      client.makeUnaryRequest(
+        `/${method.parent.typeName}/${method.name}`,
+        (m: typeof page) => Buffer.from(toBinary(method.input, m)),
+        (b: Buffer) => b,
+        page,
+        metadata,
+        (e, r) => (e || !r ? reject(e) : resolve(r)),
+      ),
+    );
+    client.close();
+    expect(fromBinary(CounteragentFromGroupResponseSchema, res).CounteragentBoxId).toHaveLength(60);
+  });
+
+  it("a Connect answer over 1 KiB is gzip-compressed when Accept-Encoding asks; a small one is not", async () => {
+    const path = `/${CounteragentService.typeName}/GetCounteragentsFromGroup`;
+    const big = await fetch(`${h.baseUrl}${path}`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "accept-encoding": "gzip",
+        authorization: auth,
+      },
+      body: JSON.stringify({ boxId: BOX, counteragentGroupId: HEAD }),
+    });
+    expect(big.status).toBe(200);
+    expect(big.headers.get("content-encoding")).toBe("gzip");
+    expect(((await big.json()) as { CounteragentBoxId: string[] }).CounteragentBoxId).toHaveLength(
+      60,
+    );
+    const small = await fetch(`${h.baseUrl}${path}`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        "accept-encoding": "gzip",
+        authorization: auth,
+      },
+      body: JSON.stringify({ boxId: BOX, counteragentGroupId: HEAD, count: 1 }),
+    });
+    expect(small.headers.get("content-encoding")).toBeNull();
+  });
+});
+
+const updatePath = `/UpdateSubscriptions?boxId=${BOX}&userId=${USERS.clerk.userId}`;
+const proto = toBinary(
+  SubscriptionsToUpdateSchema,
+  create(SubscriptionsToUpdateSchema, {
+    Subscriptions: [create(SubscriptionSchema, { Id: "ChatMessages", IsSubscribed: false })],
+  }),
+);
+
+describe("legacy paths: Content-Encoding of the request", () => {
+  it.each([
+    ["gzip", gzipSync(proto)],
+    ["br", brotliCompressSync(proto)],
+  ])("%s bodies are accepted", async (coding, body) => {
+    const res = await legacy(h, {
+      method: "POST",
+      path: updatePath,
+      headers: { authorization: auth, "content-encoding": coding },
+      body,
+    });
+    expect(res.status).toBe(200);
+    expect(await stored()).toEqual({ News: false, ChatMessages: false });
+  });
+
+  it.each([
+    ["an unsupported coding", "compress", Buffer.from(proto), 415, "Http.UnsupportedMediaType"],
+    ["a malformed gzip body", "gzip", Buffer.from("not gzip at all"), 400, "Http.BadRequest"],
+    [
+      "a gzip body that expands past the limit (a zip bomb)",
+      "gzip",
+      gzipSync(Buffer.alloc(MAX_REQUEST_BYTES + 1, 0x0a)),
+      413,
+      "Http.PayloadTooLarge",
+    ],
+  ])("%s: %s → %i, nothing changes", async (_name, coding, body, status, errorCode) => {
+    const res = await legacy(h, {
+      method: "POST",
+      path: updatePath,
+      headers: { authorization: auth, "content-encoding": coding },
+      body,
+    });
+    expect(res.status).toBe(status);
+    expect(res.headers["x-service-errorcode"]).toBe(errorCode);
+    expect(await stored()).toEqual({ News: false });
+  });
+
+  it("a bad encoding without credentials is still a 401 first", async () => {
+    const res = await legacy(h, {
+      method: "POST",
+      path: updatePath,
+      headers: { "content-encoding": "compress" },
+      body: proto,
+    });
+    expect(res.status).toBe(401);
+  });
+});
+
+describe("legacy paths: compressed answers", () => {
+  const listing = `/GetCounteragentsFromGroup?boxId=${BOX}&counteragentGroupId=${HEAD}`;
+
+  it("br when Accept-Encoding prefers it, for an answer over 1 KiB", async () => {
+    const res = await legacy(h, {
+      method: "GET",
+      path: listing,
+      headers: { authorization: auth, "accept-encoding": "gzip;q=0.5, br" },
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers["content-encoding"]).toBe("br");
+    expect(res.headers.vary).toBe("Accept-Encoding");
+    const message = fromBinary(CounteragentFromGroupResponseSchema, brotliDecompressSync(res.body));
+    expect(message.CounteragentBoxId).toHaveLength(60);
+  });
+
+  it("nothing when the client did not ask (existing SDKs)", async () => {
+    const res = await legacy(h, { method: "GET", path: listing, headers: { authorization: auth } });
+    expect(res.headers["content-encoding"]).toBeUndefined();
+    expect(
+      fromBinary(CounteragentFromGroupResponseSchema, res.body).CounteragentBoxId,
+    ).toHaveLength(60);
+  });
+});
+
+describe("docs: compressed once, ETag, 304", () => {
+  it.each(["/openapi.json", "/docs/swagger-ui-bundle.js"])("%s", async (path) => {
+    const first = await legacy(h, { method: "GET", path, headers: { "accept-encoding": "gzip" } });
+    expect(first.status).toBe(200);
+    expect(first.headers["content-encoding"]).toBe("gzip");
+    const etag = String(first.headers.etag);
+    expect(etag).toMatch(/^".+-gzip"$/);
+    expect(gunzipSync(first.body).length).toBeGreaterThan(first.body.length);
+    expect(first.headers["cache-control"]).toBeDefined();
+    const again = await legacy(h, {
+      method: "GET",
+      path,
+      headers: { "accept-encoding": "gzip", "if-none-match": etag },
+    });
+    expect(again.status).toBe(304);
+    expect(again.body.length).toBe(0);
+    const plain = await legacy(h, { method: "GET", path });
+    expect(plain.headers["content-encoding"]).toBeUndefined();
+    expect(plain.body.equals(gunzipSync(first.body))).toBe(true);
+  });
+});
+
