@@ -52,6 +52,8 @@ export interface Config {
   readonly seedFile: string | undefined;
   readonly logLevel: LogLevel;
   readonly timeouts: Timeouts;
+  /** Origins whose pages may call the API (CORS): exact origins, or ["*"]; empty: none. */
+  readonly corsAllowedOrigins: readonly string[];
   /** Credentials, employee rights and boxes are reused for this long (0: no cache). */
   readonly authCacheTtlMs: number;
   readonly authCacheMaxEntries: number;
@@ -128,6 +130,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     const k = key as keyof Timeouts;
     timeouts[k] = integer(name, DEFAULT_TIMEOUTS[k], min, max);
   }
+  const corsAllowedOrigins = (value("CORS_ALLOWED_ORIGINS") ?? "")
+    .split(",")
+    .map((o) => o.trim())
+    .filter(Boolean);
+  for (const origin of corsAllowedOrigins) {
+    if (origin !== "*" && !/^https?:\/\/[^/?#\s]+$/.test(origin)) {
+      problems.push(
+        `CORS_ALLOWED_ORIGINS: "${origin.slice(0, 80)}" is not an origin (scheme://host[:port]) or *`,
+      );
+    }
+  }
   const authCacheTtlMs = integer("AUTH_CACHE_TTL_S", 5, 0, 300) * 1000;
   const authCacheMaxEntries = integer("AUTH_CACHE_MAX_ENTRIES", 10_000, 1, 10_000_000);
   // Node refuses a headers timeout above the request timeout.
@@ -145,6 +158,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     seedFile,
     logLevel,
     timeouts: Object.freeze(timeouts),
+    corsAllowedOrigins: Object.freeze(corsAllowedOrigins),
     authCacheTtlMs,
     authCacheMaxEntries,
   });

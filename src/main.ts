@@ -86,7 +86,9 @@ async function main(): Promise<void> {
     healthTimeoutMs: config.timeouts.healthMs,
     cache: { ttlMs: config.authCacheTtlMs, maxEntries: config.authCacheMaxEntries },
   });
-  const server = createHttpServer(deps, config.timeouts);
+  const server = createHttpServer(deps, config.timeouts, {
+    corsAllowedOrigins: config.corsAllowedOrigins,
+  });
   const stop = async (signal: string) => {
     log.info("shutting down", { signal, drainMs: config.timeouts.drainMs });
     await server.drain(config.timeouts.drainMs);

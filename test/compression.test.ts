@@ -235,4 +235,3 @@ describe("docs: compressed once, ETag, 304", () => {
     expect(plain.body.equals(gunzipSync(first.body))).toBe(true);
   });
 });
-

@@ -8,6 +8,7 @@ import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
 import { legacyError } from "../rpc/error-table";
 import { COMPRESS_MIN_BYTES, type ContentCoding, compress, negotiateCoding } from "./compression";
+import { addVary } from "./cors";
 import { type NodeRequest, type NodeResponse, sendError } from "./responder";
 
 const ASSETS: Readonly<Record<string, string>> = {
@@ -125,7 +126,7 @@ export function createDocsRoutes(openApi: object): DocsRoutes {
       const wanted = negotiateCoding(req.headers["accept-encoding"]);
       const coding = wanted && file.coded[wanted] ? wanted : undefined;
       res.setHeader("cache-control", file.cacheControl);
-      res.setHeader("vary", "Accept-Encoding");
+      addVary(res, "Accept-Encoding");
       res.setHeader("etag", etagOf(file, coding));
       const known = (req.headers["if-none-match"] ?? "").split(",").map((t) => t.trim());
       if (

@@ -25,6 +25,7 @@ import { INTERNAL_MESSAGE, legacyError } from "../rpc/error-table";
 import { createPipeline } from "../rpc/router";
 import { encodeGrpcMessage } from "../rpc/undecodable";
 import { SERVICE_VERSION } from "../version";
+import { createCorsPolicy } from "./cors";
 import { createDocsRoutes } from "./docs";
 import { createHealthEndpoints, HEALTH_PATHS } from "./health";
 import { createListener } from "./listener";
@@ -45,7 +46,17 @@ export interface HttpServer {
   close(): Promise<void>;
 }
 
-export function createHttpServer(deps: Deps, timeouts: Timeouts): HttpServer {
+export interface HttpServerOptions {
+  /** CORS_ALLOWED_ORIGINS: exact origins, or ["*"]; empty: no CORS. */
+  readonly corsAllowedOrigins: readonly string[];
+}
+
+export function createHttpServer(
+  deps: Deps,
+  timeouts: Timeouts,
+  options: HttpServerOptions = { corsAllowedOrigins: [] },
+): HttpServer {
+  const cors = createCorsPolicy(options.corsAllowedOrigins);
   const pipeline = createPipeline(deps, { callDeadlineMs: timeouts.callDeadlineMs });
   // connectNodeAdapter does this same lookup; we do it here because the legacy
   // bridge, health and docs share the port and must see the raw target too, and
@@ -91,6 +102,7 @@ export function createHttpServer(deps: Deps, timeouts: Timeouts): HttpServer {
       if (rpc) {
         route = path;
         protocol = rpcProtocol(req.headers["content-type"]);
+        if (cors.handle(req, res)) return;
         if (!rpc.allowedMethods.includes(req.method ?? "")) {
           sendError(req, res, legacyError(405, `use ${rpc.allowedMethods.join(" or ")}`), {
             allow: rpc.allowedMethods.join(", "),
@@ -119,6 +131,7 @@ export function createHttpServer(deps: Deps, timeouts: Timeouts): HttpServer {
       if (candidates) {
         route = candidates[0]?.path;
         protocol = "legacy";
+        if (cors.handle(req, res)) return;
         const values = createContextValues()
           .set(shutdownKey, shutdown.signal)
           .set(requestIdKey, requestId);

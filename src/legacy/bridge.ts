@@ -15,6 +15,7 @@ import {
 } from "@connectrpc/connect";
 import { invokeUnaryImplementation } from "@connectrpc/connect/protocol";
 import { COMPRESS_MIN_BYTES, compress, negotiateCoding } from "../http/compression";
+import { addVary } from "../http/cors";
 import type { NodeRequest, NodeResponse } from "../http/responder";
 import { sendError, wantsJson } from "../http/responder";
 import { connectToLegacyError, legacyError } from "../rpc/error-table";
@@ -146,7 +147,7 @@ async function sendMessage(
     ? Buffer.from(messageToLegacyJson(schema, message), "utf8")
     : toBinary(schema, message);
   res.setHeader("content-type", asJson ? JSON_CONTENT_TYPE : PROTOBUF_CONTENT_TYPE);
-  res.setHeader("vary", "Accept-Encoding");
+  addVary(res, "Accept-Encoding");
   const coding =
     body.length >= COMPRESS_MIN_BYTES ? negotiateCoding(req.headers["accept-encoding"]) : undefined;
   if (coding) {

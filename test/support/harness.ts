@@ -20,7 +20,7 @@ import { StatusSchema } from "../../gen/google/rpc/status_pb";
 import { DEFAULT_TIMEOUTS, type Timeouts } from "../../src/config";
 import { createDeps, type Deps, type DepsOptions } from "../../src/deps";
 import { loadFixture } from "../../src/fixtures/load";
-import { createHttpServer, type HttpServer } from "../../src/http/server";
+import { createHttpServer, type HttpServer, type HttpServerOptions } from "../../src/http/server";
 import { createLogger } from "../../src/log";
 import { createPipeline, MAX_REQUEST_BYTES, routes } from "../../src/rpc/router";
 import { type Database, openDatabase } from "../../src/storage/database";
@@ -88,7 +88,7 @@ export const TEST_CACHE = { ttlMs: 5_000, maxEntries: 10_000 };
 export const TEST_TIMEOUTS: Timeouts = { ...DEFAULT_TIMEOUTS, shutdownMs: 5_000 };
 
 /** What a test may add to the service's dependencies (test hooks of the domain). */
-export type HarnessOptions = Pick<DepsOptions, "groupHooks">;
+export type HarnessOptions = Pick<DepsOptions, "groupHooks"> & Partial<HttpServerOptions>;
 
 export async function startHarness(
   fixture: unknown = baseFixture(),
@@ -109,7 +109,9 @@ export async function startHarness(
     createLogger("info", (line) => logs.push(line)),
     { healthTimeoutMs: timeouts.healthMs, cache, ...options },
   );
-  const server = createHttpServer(deps, timeouts);
+  const server = createHttpServer(deps, timeouts, {
+    corsAllowedOrigins: options.corsAllowedOrigins ?? [],
+  });
   const address = await server.listen(0, "127.0.0.1");
   return {
     baseUrl: `http://127.0.0.1:${address.port}`,
