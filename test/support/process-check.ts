@@ -4,7 +4,10 @@ import { fileURLToPath } from "node:url";
 
 /** This checkout's engine binary: servers of other checkouts on the machine are not ours to judge. */
 const BINARY = fileURLToPath(
-  new URL("../../node_modules/@jongodb/memory-server-bin-linux-x64-gnu/bin/jongodb", import.meta.url),
+  new URL(
+    "../../node_modules/@jongodb/memory-server-bin-linux-x64-gnu/bin/jongodb",
+    import.meta.url,
+  ),
 );
 
 function embeddedServers(): Set<string> {
