@@ -78,15 +78,5 @@ export const protoComments: Readonly<Record<string, string>> = {
   "docflow.legacy.Subscription": "An employee's subscription to one kind of e-mail notification.",
   "docflow.legacy.Subscription.Id": "Kind of notification, one of: CounteragentInvitation,\nCounteragentInvitationResponses, NewIncomingDocuments,\nCounteragentSignatures, CounteragentSignatureDenials, ResolutionRequests,\nResolutionResults, EmployeeRequests, News, ChatMessages.",
   "docflow.legacy.Subscription.IsSubscribed": "true: the employee receives this notification; false: unsubscribed.\nWritten in JSON as the string \"true\" or \"false\".",
-  "docflow.legacy.SubscriptionsToUpdate": "The subscriptions to change. Kinds not listed keep their value.",
-  "google.api.CustomHttpPattern": "A custom HTTP verb.",
-  "google.api.FieldBehavior": "The behaviour of a field.",
-  "google.api.Http": "Defines the HTTP configuration for an API service.",
-  "google.api.HttpRule": "Maps an RPC method to an HTTP verb and path.",
-  "google.api.HttpRule.body": "The request field mapped to the HTTP body, \"*\" for the whole request.",
-  "google.rpc.ErrorInfo": "Describes the cause of an error with structured details.",
-  "google.rpc.ErrorInfo.domain": "The logical grouping to which the reason belongs.",
-  "google.rpc.ErrorInfo.metadata": "Additional structured details.",
-  "google.rpc.ErrorInfo.reason": "The reason of the error, UPPER_SNAKE_CASE.",
-  "google.rpc.Status": "The status of a failed RPC, with typed details."
+  "docflow.legacy.SubscriptionsToUpdate": "The subscriptions to change. Kinds not listed keep their value."
 };

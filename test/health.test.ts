@@ -59,6 +59,24 @@ describe("grpc.health.v1.Health/Check", () => {
   });
 });
 
+describe("grpc.health.v1.Health/List", () => {
+  it('every service Check knows and the server itself (""): SERVING, with no credentials', async () => {
+    const res = await callRpc(h, "grpc", Health.method.list, create(Health.method.list.input));
+    expect(res.ok).toBe(true);
+    const statuses = res.ok ? res.message.statuses : {};
+    expect(Object.keys(statuses)).toEqual(
+      expect.arrayContaining([
+        "",
+        "docflow.api.v1.SubscriptionService",
+        "docflow.api.v1.DocumentService",
+      ]),
+    );
+    for (const name of Object.keys(statuses)) {
+      expect(statuses[name]?.status, name).toBe(HealthCheckResponse_ServingStatus.SERVING);
+    }
+  });
+});
+
 describe("grpc.health.v1.Health/Watch", () => {
   it("answers at once, then says NOT_SERVING and ends when the server shuts down", async () => {
     const own = await startHarness();

@@ -6,6 +6,7 @@ import {
   Health,
   type HealthCheckResponse,
   HealthCheckResponseSchema,
+  HealthListResponseSchema,
   HealthCheckResponse_ServingStatus as Status,
 } from "../../gen/grpc/health/v1/health_pb";
 import { depsOf, shutdownKey } from "./context";
@@ -28,6 +29,17 @@ async function status(
 export function createHealthService(services: ReadonlySet<string>): ServiceImpl<typeof Health> {
   return {
     check: (req, ctx) => status(services, req.service, ctx),
+    // Every name Check knows, "" included, from one look at the database.
+    list: async (_req, ctx) => {
+      const healthy = await depsOf(ctx).healthy();
+      const one = () =>
+        create(HealthCheckResponseSchema, {
+          status: healthy ? Status.SERVING : Status.NOT_SERVING,
+        });
+      return create(HealthListResponseSchema, {
+        statuses: Object.fromEntries(["", ...services].map((name) => [name, one()])),
+      });
+    },
     watch: (req, ctx) => watch(services, req.service, ctx),
   };
 }

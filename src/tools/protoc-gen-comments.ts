@@ -2,7 +2,9 @@
  * A local protoc plugin (run by `buf generate`): writes gen/proto-comments.ts,
  * the leading comment of every service, method, message, field, enum and
  * enum value of the files it is given, by fully qualified name. The OpenAPI
- * document takes its descriptions from it.
+ * document takes its descriptions from it. The parameter `prefix=<dir>/`
+ * keeps only the files under that directory (our own, not the upstream
+ * definitions of proto/third_party that are generated beside them).
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import {
@@ -58,7 +60,8 @@ const chunks: Buffer[] = [];
 process.stdin.on("data", (chunk: Buffer) => chunks.push(chunk));
 process.stdin.on("end", () => {
   const request = fromBinary(CodeGeneratorRequestSchema, Buffer.concat(chunks));
-  const wanted = new Set(request.fileToGenerate);
+  const prefix = /^prefix=(.*)$/.exec(request.parameter ?? "")?.[1] ?? "";
+  const wanted = new Set(request.fileToGenerate.filter((name) => name.startsWith(prefix)));
   const all = new Map<string, string>();
   for (const file of request.protoFile.filter((f) => wanted.has(f.name))) {
     for (const [name, comment] of commentsOf(file)) all.set(name, comment);

@@ -1,5 +1,10 @@
 """A Python client generated from proto/ with protoc 3.21 talks to the service.
 
+The code is generated with the README's Python recipe: our own files only
+(proto/docflow), proto/third_party on the import path; google.rpc comes from
+googleapis-common-protos (through grpcio-status) and grpc.health.v1 from
+grpcio-health-checking, never from our copies.
+
 Python's protobuf runtime refuses to parse a proto2 message that lacks a
 required field, so every successful parse below also proves that required
 fields (IsSubscribed, TotalCount) are on the wire, false or 0 included.
@@ -19,7 +24,7 @@ from pathlib import Path
 import grpc
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 API_KEY = "demo-api-key"
 BOX = "11111111-1111-4111-8111-111111111111"
 EXPIRED_BOX = "33333333-3333-4333-8333-333333333333"
@@ -35,33 +40,39 @@ def auth(token: str) -> str:
     return f"ServiceAuth svcauth_api_client_id={API_KEY}, svcauth_token={token}"
 
 
-@pytest.fixture(scope="session")
-def pb():
-    """Generates the Python code with protoc 3.21 and imports it."""
-    import grpc_tools
+def generate(out: str) -> int:
+    """The Python recipe: python -m grpc_tools.protoc -I proto -I proto/third_party ... proto/docflow/**.proto"""
     from grpc_tools import protoc
 
+    ours = [str(p.relative_to(ROOT / "proto")) for p in sorted((ROOT / "proto" / "docflow").rglob("*.proto"))]
+    include = Path(protoc.__file__).parent / "_proto"  # google/protobuf/*.proto, as python -m grpc_tools.protoc adds it
+    return protoc.main([
+        "protoc", f"-I{ROOT / 'proto'}", f"-I{ROOT / 'proto' / 'third_party'}", f"-I{include}",
+        f"--python_out={out}", f"--pyi_out={out}", f"--grpc_python_out={out}", *ours,
+    ])
+
+
+@pytest.fixture(scope="session")
+def generated():
     out = tempfile.mkdtemp(prefix="docflow-py-")
-    include = os.path.join(os.path.dirname(grpc_tools.__file__), "_proto")
-    protos = [
-        str(p.relative_to(ROOT / "proto"))
-        for p in sorted((ROOT / "proto").rglob("*.proto"))
-        if not str(p).startswith(str(ROOT / "proto" / "grpc"))  # the grpc package name would shadow grpcio
-    ]
-    code = protoc.main(["protoc", f"-I{ROOT / 'proto'}", f"-I{include}", f"--python_out={out}", f"--grpc_python_out={out}", *protos])
-    assert code == 0, "protoc 3.21 could not compile proto/"
-    sys.path.insert(0, out)
+    assert generate(out) == 0, "protoc 3.21 could not compile proto/docflow"
+    assert not (Path(out) / "google").exists() and not (Path(out) / "grpc").exists(), "upstream files were generated"
+    return out
+
+
+@pytest.fixture(scope="session")
+def pb(generated):
+    sys.path.insert(0, generated)
     from docflow.api.v1 import counteragents_pb2, counteragents_pb2_grpc
     from docflow.api.v1 import subscriptions_pb2, subscriptions_pb2_grpc
     from docflow.legacy import counteragent_groups_pb2
     from docflow.legacy import subscriptions_pb2 as legacy_pb2
-    from google.rpc import error_details_pb2, status_pb2
+    from google.rpc import error_details_pb2
 
     return {
         "api": subscriptions_pb2,
         "stub": subscriptions_pb2_grpc,
         "legacy": legacy_pb2,
-        "status": status_pb2,
         "details": error_details_pb2,
         "counteragents": counteragents_pb2,
         "counteragents_stub": counteragents_pb2_grpc,
@@ -71,8 +82,9 @@ def pb():
 
 @pytest.fixture(scope="session")
 def server():
-    env = {k: v for k, v in os.environ.items() if k != "MONGODB_URI"}
-    env.update({"PORT": "0", "LOG_LEVEL": "warn"})
+    # The embedded database and the demo data, whatever the caller's environment says.
+    env = {k: v for k, v in os.environ.items() if k not in ("MONGODB_URI", "MONGODB_DB", "SEED_FILE")}
+    env.update({"HOST": "127.0.0.1", "PORT": "0", "LOG_LEVEL": "warn"})
     proc = subprocess.Popen(
         ["node", "--import", "tsx", "src/main.ts"], cwd=ROOT, env=env,
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
@@ -145,6 +157,8 @@ def test_legacy_protobuf_request_body(pb, server):
 
 
 def test_grpc_subscription_ended_carries_error_info(pb, server):
+    from grpc_status import rpc_status
+
     with pytest.raises(grpc.RpcError) as caught:
         stub(pb, server).GetSubscriptions(
             pb["api"].GetSubscriptionsRequest(box_id=EXPIRED_BOX, user_id=ADMIN[0]),
@@ -152,11 +166,27 @@ def test_grpc_subscription_ended_carries_error_info(pb, server):
         )
     err = caught.value
     assert err.code() == grpc.StatusCode.FAILED_PRECONDITION
-    raw = dict(err.trailing_metadata())["grpc-status-details-bin"]
-    status = pb["status"].Status.FromString(raw)
+    status = rpc_status.from_call(err)  # google.rpc.Status from grpc-status-details-bin
     info = pb["details"].ErrorInfo()
     assert status.details[0].Unpack(info)
     assert info.reason == "API_SUBSCRIPTION_ENDED"
+    assert info.metadata["errorCode"] == "Http.PaymentRequired"
+
+
+def test_health_with_upstream_types(server):
+    from grpc_health.v1 import health_pb2, health_pb2_grpc
+
+    channel = grpc.insecure_channel(server.removeprefix("http://"))
+    res = health_pb2_grpc.HealthStub(channel).Check(health_pb2.HealthCheckRequest(service=""))
+    assert res.status == health_pb2.HealthCheckResponse.SERVING
+
+
+def test_required_fields_are_checked_before_sending(pb):
+    incomplete = pb["legacy"].Subscription(Id="News")
+    assert not incomplete.IsInitialized()
+    with pytest.raises(Exception, match="IsSubscribed"):
+        incomplete.SerializeToString()  # google.protobuf.message.EncodeError
+    assert incomplete.SerializePartialToString()
 
 
 def test_legacy_error_is_text_with_error_code(server):
