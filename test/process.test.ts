@@ -3,7 +3,7 @@ import { type ChildProcess, execFile, spawn } from "node:child_process";
 import http from "node:http";
 import { promisify } from "node:util";
 import { afterEach, describe, expect, it } from "vitest";
-import { DEMO } from "../src/fixtures/demo";
+import { DECODE_SUBSCRIPTIONS, DEMO } from "../src/fixtures/demo";
 
 const exec = promisify(execFile);
 
@@ -80,7 +80,7 @@ describe("npm start with no configuration", () => {
     const curls = s
       .stderr()
       .split("\n")
-      .filter((l) => l.startsWith("curl ") && !l.includes("protoc"));
+      .filter((l) => l.startsWith("curl ") && !l.includes("buf convert"));
     const subscriptionCalls = curls.filter((l) => l.includes("Subscriptions"));
     expect(subscriptionCalls.length).toBe(3);
     for (const command of subscriptionCalls) {
@@ -125,16 +125,19 @@ describe("npm start with no configuration", () => {
       Name: "Key accounts",
       Departments: { DepartmentIds: [DEMO.salesDepartmentId] },
     });
+    // The legacy protobuf call, decoded as the banner says (npx buf convert with the schema).
     const proto =
       s
         .stderr()
         .split("\n")
-        .find((l) => l.startsWith("curl ") && l.includes("protoc")) ?? "";
-    const { stdout } = await exec("bash", [
-      "-c",
-      `${proto.replace(/ \| protoc.*$/, "")} | od -An -tx1 | head -1`,
-    ]);
-    expect(stdout.trim().startsWith("0a")).toBe(true);
+        .find((l) => l.startsWith("curl ") && l.includes("buf convert")) ?? "";
+    expect(proto).toContain(`| ${DECODE_SUBSCRIPTIONS}`);
+    const { stdout: decoded } = await exec("bash", ["-o", "pipefail", "-c", proto]);
+    const subscriptions = JSON.parse(decoded).Subscriptions;
+    expect(subscriptions).toHaveLength(10);
+    expect(
+      subscriptions.every((s: { IsSubscribed?: boolean }) => s.IsSubscribed !== undefined),
+    ).toBe(true);
     s.child.kill("SIGTERM");
     expect(await s.exited).toBe(0);
   });
