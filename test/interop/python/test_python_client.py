@@ -25,6 +25,7 @@ import grpc
 import pytest
 
 ROOT = Path(__file__).resolve().parents[3]
+HERE = Path(__file__).resolve().parent
 API_KEY = "demo-api-key"
 BOX = "11111111-1111-4111-8111-111111111111"
 EXPIRED_BOX = "33333333-3333-4333-8333-333333333333"
@@ -187,6 +188,17 @@ def test_required_fields_are_checked_before_sending(pb):
     with pytest.raises(Exception, match="IsSubscribed"):
         incomplete.SerializeToString()  # google.protobuf.message.EncodeError
     assert incomplete.SerializePartialToString()
+
+
+def test_example(generated, server):
+    env = dict(os.environ, PYTHONPATH=generated)
+    out = subprocess.run(
+        [sys.executable, str(HERE / "example.py"), server], env=env, capture_output=True, text=True, timeout=60,
+    )
+    assert out.returncode == 0, out.stderr
+    assert "gRPC GetSubscriptions: 10 subscriptions" in out.stdout
+    assert "legacy GetCounteragentsFromGroup: 4 of 6" in out.stdout
+    assert "ErrorInfo reason=API_SUBSCRIPTION_ENDED domain=docflow-api errorCode=Http.PaymentRequired" in out.stdout
 
 
 def test_legacy_error_is_text_with_error_code(server):
