@@ -5,9 +5,11 @@ The code is generated with the README's Python recipe: our own files only
 googleapis-common-protos (through grpcio-status) and grpc.health.v1 from
 grpcio-health-checking, never from our copies.
 
-Python's protobuf runtime refuses to parse a proto2 message that lacks a
-required field, so every successful parse below also proves that required
-fields (IsSubscribed, TotalCount) are on the wire, false or 0 included.
+Python's protobuf runtime (4.21, upb) refuses to serialize a proto2 message
+that lacks a required field, but parses one and says so only through
+IsInitialized(): every answer below is checked with it, which proves that
+required fields (IsSubscribed, TotalCount) are on the wire, false or 0
+included.
 """
 import os
 import re
@@ -113,6 +115,7 @@ def test_grpc_get_subscriptions(pb, server):
         pb["api"].GetSubscriptionsRequest(box_id=BOX, user_id=CLERK[0]),
         metadata=[("authorization", auth(ADMIN[1]))],
     )
+    assert res.IsInitialized()
     assert len(res.Subscriptions) == 10
     assert {s.Id: s.IsSubscribed for s in res.Subscriptions}["News"] is False
     assert all(s.HasField("IsSubscribed") for s in res.Subscriptions)
@@ -126,6 +129,7 @@ def test_grpc_update_subscriptions(pb, server):
         pb["api"].UpdateSubscriptionsRequest(box_id=BOX, user_id=CLERK[0], subscriptions=changes),
         metadata=[("authorization", auth(CLERK[1]))],
     )
+    assert res.IsInitialized()
     assert {s.Id: s.IsSubscribed for s in res.Subscriptions}["ResolutionRequests"] is False
 
 
@@ -139,8 +143,8 @@ def test_legacy_protobuf_is_a_valid_proto2_message(pb, server):
         assert res.status == 200
         assert res.headers["Content-Type"] == "application/x-protobuf"
         body = res.read()
-    msg = pb["legacy"].EmployeeSubscriptions.FromString(body)  # raises if a required field is missing
-    assert msg.IsInitialized()
+    msg = pb["legacy"].EmployeeSubscriptions.FromString(body)
+    assert msg.IsInitialized()  # every required field is there
     assert [s.Id for s in msg.Subscriptions][0] == "CounteragentInvitation"
 
 
@@ -154,6 +158,7 @@ def test_legacy_protobuf_request_body(pb, server):
     )
     with urllib.request.urlopen(req) as res:
         msg = pb["legacy"].EmployeeSubscriptions.FromString(res.read())
+    assert msg.IsInitialized()
     assert {s.Id: s.IsSubscribed for s in msg.Subscriptions}["EmployeeRequests"] is False
 
 
@@ -182,12 +187,24 @@ def test_health_with_upstream_types(server):
     assert res.status == health_pb2.HealthCheckResponse.SERVING
 
 
-def test_required_fields_are_checked_before_sending(pb):
+def test_required_fields_are_checked_before_sending(pb, server):
+    from google.protobuf.message import EncodeError
+
     incomplete = pb["legacy"].Subscription(Id="News")
     assert not incomplete.IsInitialized()
-    with pytest.raises(Exception, match="IsSubscribed"):
-        incomplete.SerializeToString()  # google.protobuf.message.EncodeError
-    assert incomplete.SerializePartialToString()
+    with pytest.raises(EncodeError, match="IsSubscribed"):
+        incomplete.SerializeToString()
+    with pytest.raises(EncodeError, match="IsSubscribed"):  # upb copies a message given to a constructor
+        pb["legacy"].SubscriptionsToUpdate(Subscriptions=[incomplete])
+    req = pb["api"].UpdateSubscriptionsRequest(box_id=BOX, user_id=CLERK[0])
+    req.subscriptions.Subscriptions.add(Id="News")
+    with pytest.raises(grpc.RpcError) as caught:  # nothing leaves: grpcio cannot serialize it
+        stub(pb, server).UpdateSubscriptions(req, metadata=[("authorization", auth(CLERK[1]))])
+    assert caught.value.code() == grpc.StatusCode.INTERNAL
+    assert caught.value.details() == "Exception serializing request!"
+    # Parsing does not check: only IsInitialized() tells.
+    parsed = pb["legacy"].Subscription.FromString(incomplete.SerializePartialToString())
+    assert not parsed.IsInitialized()
 
 
 def test_example(generated, server):
