@@ -27,14 +27,23 @@ import {
   createErrorInterceptor,
   requiredFieldsInterceptor,
 } from "./interceptors";
+import {
+  createReflection,
+  ServerReflectionV1,
+  ServerReflectionV1alpha,
+} from "./reflection-service";
 import { SubscriptionService, subscriptionService } from "./subscription-service";
 import { reportUndecodableAsInvalid } from "./undecodable";
 
 /** Largest request message accepted, on every protocol. */
 export const MAX_REQUEST_BYTES = 1024 * 1024;
 
-/** Services callable without credentials (SPEC §5). */
-export const PUBLIC_SERVICES: ReadonlySet<string> = new Set([Health.typeName]);
+/** Services callable without credentials (SPEC §5): health, and reflection (it tells what /openapi.json tells). */
+export const PUBLIC_SERVICES: ReadonlySet<string> = new Set([
+  Health.typeName,
+  ServerReflectionV1.typeName,
+  ServerReflectionV1alpha.typeName,
+]);
 
 /** Everything we serve, each implementation type-checked against its service. */
 export function routes(router: ConnectRouter): ConnectRouter {
@@ -44,7 +53,19 @@ export function routes(router: ConnectRouter): ConnectRouter {
     .service(CounteragentService, counteragentService);
   // Health answers for every service registered above, by name.
   const served = new Set(router.handlers.map((h) => h.service.typeName));
-  return router.service(Health, createHealthService(served));
+  router.service(Health, createHealthService(served));
+  // Reflection describes everything, itself included.
+  const services = [
+    ...new Set([
+      ...router.handlers.map((h) => h.service),
+      ServerReflectionV1,
+      ServerReflectionV1alpha,
+    ]),
+  ];
+  const { reflectionV1, reflectionV1alpha } = createReflection(services);
+  return router
+    .service(ServerReflectionV1, reflectionV1)
+    .service(ServerReflectionV1alpha, reflectionV1alpha);
 }
 
 /** The methods routes() serves, without building a pipeline (for the OpenAPI tool and tests). */
