@@ -61,7 +61,27 @@ const (
 	liveAccountsDoc = "ffffffff-0000-4000-8000-000000000032"
 	partners        = "99999999-0000-4000-8000-000000000001"
 	emptyGroup      = "99999999-0000-4000-8000-000000000002"
+	defaultGroup    = "00000000-0000-0000-0000-000000000000"
+	sales           = "dddddddd-0000-4000-8000-000000000001"
+	// IsMyCounteragent in the default group; the group cases move it and put it back.
+	mover = "cccccccc-0000-4000-8000-000000000011"
+	// IsInvitedByMe: cannot be moved into a group.
+	invited = "cccccccc-0000-4000-8000-000000000012"
 )
+
+// createGroup makes a group with a name unique to the test and returns its id.
+func createGroup(t *testing.T, s *session, name string) string {
+	c := apiv1.NewCounteragentServiceClient(s.conn)
+	group, err := c.CreateCounteragentGroup(s.as(adminToken), &apiv1.CreateCounteragentGroupRequest{
+		BoxId: box,
+		Group: &legacy.CounteragentGroupToCreate{Name: proto.String(name)},
+	})
+	must(t, err)
+	if group.CounteragentGroupId == nil || group.GetName() != name {
+		t.Fatalf("created group: %v", group)
+	}
+	return group.GetCounteragentGroupId()
+}
 
 // ------------------------------------------------------------------ the cases
 
@@ -166,6 +186,157 @@ var rpcCases = map[string]func(t *testing.T, s *session){
 		_, err = c.GetCounteragentsFromGroup(s.as(clerkToken), &apiv1.GetCounteragentsFromGroupRequest{BoxId: box, CounteragentGroupId: partners})
 		wantError(t, err, codes.PermissionDenied, "PERMISSION_DENIED", "Http.Forbidden")
 	},
+}
+
+func init() {
+	groupCases := map[string]func(t *testing.T, s *session){
+		"docflow.api.v1.CounteragentService/CreateCounteragentGroup": func(t *testing.T, s *session) {
+			c := apiv1.NewCounteragentServiceClient(s.conn)
+			group, err := c.CreateCounteragentGroup(s.as(adminToken), &apiv1.CreateCounteragentGroupRequest{
+				BoxId: box,
+				Group: &legacy.CounteragentGroupToCreate{
+					Name:        proto.String("Go: Sales partners"),
+					Departments: &legacy.DepartmentsInGroup{DepartmentIds: []string{sales}},
+				},
+			})
+			must(t, err)
+			if got := group.GetDepartments().GetDepartmentIds(); len(got) != 1 || got[0] != sales {
+				t.Fatalf("departments %v", got)
+			}
+			_, err = c.CreateCounteragentGroup(s.as(adminToken), &apiv1.CreateCounteragentGroupRequest{
+				BoxId: box, Group: &legacy.CounteragentGroupToCreate{Name: proto.String("go: SALES PARTNERS")},
+			})
+			wantError(t, err, codes.AlreadyExists, "ALREADY_EXISTS", "CounteragentGroup.DuplicateName")
+			_, err = c.CreateCounteragentGroup(s.as(clerkToken), &apiv1.CreateCounteragentGroupRequest{
+				BoxId: box, Group: &legacy.CounteragentGroupToCreate{Name: proto.String("Go: clerk")},
+			})
+			wantError(t, err, codes.PermissionDenied, "PERMISSION_DENIED", "Http.Forbidden")
+		},
+		"docflow.api.v1.CounteragentService/UpdateCounteragentGroup": func(t *testing.T, s *session) {
+			c := apiv1.NewCounteragentServiceClient(s.conn)
+			id := createGroup(t, s, "Go: to rename")
+			group, err := c.UpdateCounteragentGroup(s.as(adminToken), &apiv1.UpdateCounteragentGroupRequest{
+				BoxId: box, CounteragentGroupId: id,
+				Changes: &legacy.CounteragentGroupToUpdate{Name: proto.String("Go: renamed")},
+			})
+			must(t, err)
+			if group.GetName() != "Go: renamed" || group.Departments != nil {
+				t.Fatalf("updated group: %v", group)
+			}
+			_, err = c.UpdateCounteragentGroup(s.as(adminToken), &apiv1.UpdateCounteragentGroupRequest{
+				BoxId: box, CounteragentGroupId: defaultGroup,
+				Changes: &legacy.CounteragentGroupToUpdate{Name: proto.String("Go: not allowed")},
+			})
+			wantError(t, err, codes.InvalidArgument, "INVALID_ARGUMENT", "CounteragentGroup.DefaultGroup")
+		},
+		"docflow.api.v1.CounteragentService/DeleteCounteragentGroup": func(t *testing.T, s *session) {
+			c := apiv1.NewCounteragentServiceClient(s.conn)
+			id := createGroup(t, s, "Go: to delete")
+			_, err := c.DeleteCounteragentGroup(s.as(adminToken), &apiv1.DeleteCounteragentGroupRequest{BoxId: box, CounteragentGroupId: id})
+			must(t, err)
+			_, err = c.GetCounteragentGroup(s.as(adminToken), &apiv1.GetCounteragentGroupRequest{BoxId: box, CounteragentGroupId: id})
+			wantError(t, err, codes.NotFound, "NOT_FOUND", "CounteragentGroup.NotFound")
+		},
+		"docflow.api.v1.CounteragentService/GetCounteragentGroup": func(t *testing.T, s *session) {
+			c := apiv1.NewCounteragentServiceClient(s.conn)
+			group, err := c.GetCounteragentGroup(s.as(adminToken), &apiv1.GetCounteragentGroupRequest{BoxId: box, CounteragentGroupId: partners})
+			must(t, err)
+			if group.GetName() != "Partners" {
+				t.Fatalf("group %v", group)
+			}
+			def, err := c.GetCounteragentGroup(s.as(adminToken), &apiv1.GetCounteragentGroupRequest{BoxId: box, CounteragentGroupId: defaultGroup})
+			must(t, err)
+			if def.GetName() != "Default" || def.Departments != nil {
+				t.Fatalf("default group %v", def)
+			}
+		},
+		"docflow.api.v1.CounteragentService/GetCounteragentGroups": func(t *testing.T, s *session) {
+			c := apiv1.NewCounteragentServiceClient(s.conn)
+			list, err := c.GetCounteragentGroups(s.as(adminToken), &apiv1.GetCounteragentGroupsRequest{BoxId: box})
+			must(t, err)
+			if list.TotalCount == nil || int(list.GetTotalCount()) != len(list.GetGroups()) || len(list.GetGroups()) < 2 {
+				t.Fatalf("groups %v", list)
+			}
+			past, err := c.GetCounteragentGroups(s.as(adminToken), &apiv1.GetCounteragentGroupsRequest{BoxId: box, Page: proto.Int32(1000)})
+			must(t, err)
+			if len(past.GetGroups()) != 0 || past.TotalCount == nil || past.GetTotalCount() != list.GetTotalCount() {
+				t.Fatalf("a page past the end: %v", past)
+			}
+		},
+		"docflow.api.v1.CounteragentService/AddCounteragentToGroup": func(t *testing.T, s *session) {
+			c := apiv1.NewCounteragentServiceClient(s.conn)
+			id := createGroup(t, s, "Go: movers")
+			_, err := c.AddCounteragentToGroup(s.as(adminToken), &apiv1.AddCounteragentToGroupRequest{BoxId: box, CounteragentBoxId: mover, CounteragentGroupId: id})
+			must(t, err)
+			page, err := c.GetCounteragentsFromGroup(s.as(adminToken), &apiv1.GetCounteragentsFromGroupRequest{BoxId: box, CounteragentGroupId: id})
+			must(t, err)
+			if got := page.GetCounteragentBoxId(); len(got) != 1 || got[0] != mover || page.GetTotalCount() != 1 {
+				t.Fatalf("members %v", page)
+			}
+			_, err = c.AddCounteragentToGroup(s.as(adminToken), &apiv1.AddCounteragentToGroupRequest{BoxId: box, CounteragentBoxId: invited, CounteragentGroupId: id})
+			wantError(t, err, codes.AlreadyExists, "ALREADY_EXISTS", "Counteragent.NotMyCounteragent")
+			_, err = c.AddCounteragentToGroup(s.as(adminToken), &apiv1.AddCounteragentToGroupRequest{BoxId: box, CounteragentBoxId: "no-such-box", CounteragentGroupId: id})
+			wantError(t, err, codes.NotFound, "NOT_FOUND", "Counteragent.NotFound")
+			_, err = c.AddCounteragentToGroup(s.as(adminToken), &apiv1.AddCounteragentToGroupRequest{BoxId: box, CounteragentBoxId: mover, CounteragentGroupId: defaultGroup})
+			must(t, err)
+		},
+	}
+	for name, run := range groupCases {
+		rpcCases[name] = run
+	}
+	legacyGroupCases := map[string]func(t *testing.T, s *session){
+		"POST /CreateCounteragentGroup": func(t *testing.T, s *session) {
+			var group legacy.CounteragentGroup
+			body := &legacy.CounteragentGroupToCreate{Name: proto.String("Go legacy: created")}
+			s.legacy(t, "POST", "/CreateCounteragentGroup", url.Values{"boxId": {box}}, adminToken, body, 200, "", &group)
+			if group.CounteragentGroupId == nil || group.Departments != nil {
+				t.Fatalf("created %v", &group)
+			}
+			s.legacy(t, "POST", "/CreateCounteragentGroup", url.Values{"boxId": {box}}, adminToken, body, 409, "CounteragentGroup.DuplicateName", nil)
+		},
+		"POST /UpdateCounteragentGroup": func(t *testing.T, s *session) {
+			id := createGroup(t, s, "Go legacy: to rename")
+			var group legacy.CounteragentGroup
+			body := &legacy.CounteragentGroupToUpdate{Name: proto.String("Go legacy: renamed")}
+			s.legacy(t, "POST", "/UpdateCounteragentGroup", url.Values{"boxId": {box}, "counteragentGroupId": {id}}, adminToken, body, 200, "", &group)
+			if group.GetName() != "Go legacy: renamed" {
+				t.Fatalf("updated %v", &group)
+			}
+		},
+		"POST /DeleteCounteragentGroup": func(t *testing.T, s *session) {
+			id := createGroup(t, s, "Go legacy: to delete")
+			q := url.Values{"boxId": {box}, "counteragentGroupId": {id}}
+			s.legacy(t, "POST", "/DeleteCounteragentGroup", q, adminToken, nil, 200, "", nil)
+			s.legacy(t, "GET", "/GetCounteragentGroup", q, adminToken, nil, 404, "CounteragentGroup.NotFound", nil)
+		},
+		"GET /GetCounteragentGroup": func(t *testing.T, s *session) {
+			var group legacy.CounteragentGroup
+			s.legacy(t, "GET", "/GetCounteragentGroup", url.Values{"boxId": {box}, "counteragentGroupId": {partners}}, adminToken, nil, 200, "", &group)
+			if group.GetName() != "Partners" {
+				t.Fatalf("group %v", &group)
+			}
+		},
+		"GET /GetCounteragentGroups": func(t *testing.T, s *session) {
+			var list legacy.CounteragentGroupsList
+			s.legacy(t, "GET", "/GetCounteragentGroups", url.Values{"boxId": {box}, "page": {"1000"}}, adminToken, nil, 200, "", &list)
+			if len(list.GetGroups()) != 0 || list.TotalCount == nil || list.GetTotalCount() < 2 {
+				t.Fatalf("a page past the end: %v", &list)
+			}
+		},
+		"POST /AddCounteragentToGroup": func(t *testing.T, s *session) {
+			id := createGroup(t, s, "Go legacy: movers")
+			q := url.Values{"boxId": {box}, "counteragentBoxId": {mover}, "counteragentGroupId": {id}}
+			s.legacy(t, "POST", "/AddCounteragentToGroup", q, adminToken, nil, 200, "", nil)
+			q.Set("counteragentBoxId", invited)
+			s.legacy(t, "POST", "/AddCounteragentToGroup", q, adminToken, nil, 409, "Counteragent.NotMyCounteragent", nil)
+			q.Set("counteragentBoxId", mover)
+			q.Set("counteragentGroupId", defaultGroup)
+			s.legacy(t, "POST", "/AddCounteragentToGroup", q, adminToken, nil, 200, "", nil)
+		},
+	}
+	for name, run := range legacyGroupCases {
+		legacyCases[name] = run
+	}
 }
 
 // legacyCases: one entry per google.api.http rule, called as the existing
