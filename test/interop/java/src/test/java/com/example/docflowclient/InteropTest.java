@@ -7,7 +7,13 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import com.docflow.api.v1.AddCounteragentToGroupRequest;
 import com.docflow.api.v1.CounteragentServiceGrpc;
+import com.docflow.api.v1.CreateCounteragentGroupRequest;
+import com.docflow.api.v1.DeleteCounteragentGroupRequest;
+import com.docflow.api.v1.GetCounteragentGroupRequest;
+import com.docflow.api.v1.GetCounteragentGroupsRequest;
+import com.docflow.api.v1.UpdateCounteragentGroupRequest;
 import com.docflow.api.v1.DeleteRequest;
 import com.docflow.api.v1.DocumentServiceGrpc;
 import com.docflow.api.v1.GetCounteragentsFromGroupRequest;
@@ -16,6 +22,11 @@ import com.docflow.api.v1.RestoreRequest;
 import com.docflow.api.v1.SubscriptionServiceGrpc;
 import com.docflow.api.v1.UpdateSubscriptionsRequest;
 import com.docflow.legacy.CounteragentFromGroupResponse;
+import com.docflow.legacy.CounteragentGroup;
+import com.docflow.legacy.CounteragentGroupToCreate;
+import com.docflow.legacy.CounteragentGroupToUpdate;
+import com.docflow.legacy.CounteragentGroupsList;
+import com.docflow.legacy.DepartmentsInGroup;
 import com.docflow.legacy.EmployeeSubscriptions;
 import com.docflow.legacy.Subscription;
 import com.docflow.legacy.SubscriptionsToUpdate;
@@ -100,6 +111,12 @@ class InteropTest {
   static final String LIVE_ACCOUNTS_DOC = "ffffffff-0000-4000-8000-000000000032";
   static final String PARTNERS = "99999999-0000-4000-8000-000000000001";
   static final String EMPTY_GROUP = "99999999-0000-4000-8000-000000000002";
+  static final String DEFAULT_GROUP = "00000000-0000-0000-0000-000000000000";
+  static final String SALES = "dddddddd-0000-4000-8000-000000000001";
+  /** IsMyCounteragent in the default group; the group cases move it and put it back. */
+  static final String MOVER = "cccccccc-0000-4000-8000-000000000011";
+  /** IsInvitedByMe: cannot be moved into a group. */
+  static final String INVITED = "cccccccc-0000-4000-8000-000000000012";
 
   // The service under test and the clients (set up in startServer).
   static String baseUrl;
@@ -119,6 +136,201 @@ class InteropTest {
 
   /** One entry per google.api.http rule, called as the existing SDKs do (binary protobuf). */
   static final Map<String, Case> LEGACY_CASES = new TreeMap<>();
+
+  /** Creates a group with a name unique to the case and returns its id. */
+  static String createGroup(String name) {
+    var stub = as(ADMIN, CounteragentServiceGrpc.newBlockingStub(channel));
+    CounteragentGroup group =
+        stub.createCounteragentGroup(
+            CreateCounteragentGroupRequest.newBuilder()
+                .setBoxId(BOX)
+                .setGroup(CounteragentGroupToCreate.newBuilder().setName(name))
+                .build());
+    assertEquals(name, group.getName());
+    return group.getCounteragentGroupId();
+  }
+
+  // The counteragent-group family.
+  static {
+    RPC_CASES.put(
+        "docflow.api.v1.CounteragentService/CreateCounteragentGroup",
+        () -> {
+          var stub = as(ADMIN, CounteragentServiceGrpc.newBlockingStub(channel));
+          CounteragentGroup group =
+              stub.createCounteragentGroup(
+                  CreateCounteragentGroupRequest.newBuilder()
+                      .setBoxId(BOX)
+                      .setGroup(
+                          CounteragentGroupToCreate.newBuilder()
+                              .setName("Java: Sales partners")
+                              .setDepartments(DepartmentsInGroup.newBuilder().addDepartmentIds(SALES)))
+                      .build());
+          assertEquals(List.of(SALES), group.getDepartments().getDepartmentIdsList());
+          wantError(
+              () ->
+                  stub.createCounteragentGroup(
+                      CreateCounteragentGroupRequest.newBuilder()
+                          .setBoxId(BOX)
+                          .setGroup(CounteragentGroupToCreate.newBuilder().setName("java: SALES PARTNERS"))
+                          .build()),
+              Status.Code.ALREADY_EXISTS,
+              "ALREADY_EXISTS",
+              "CounteragentGroup.DuplicateName");
+        });
+    RPC_CASES.put(
+        "docflow.api.v1.CounteragentService/UpdateCounteragentGroup",
+        () -> {
+          var stub = as(ADMIN, CounteragentServiceGrpc.newBlockingStub(channel));
+          String id = createGroup("Java: to rename");
+          CounteragentGroup group =
+              stub.updateCounteragentGroup(
+                  UpdateCounteragentGroupRequest.newBuilder()
+                      .setBoxId(BOX)
+                      .setCounteragentGroupId(id)
+                      .setChanges(CounteragentGroupToUpdate.newBuilder().setName("Java: renamed"))
+                      .build());
+          assertEquals("Java: renamed", group.getName());
+          assertFalse(group.hasDepartments());
+          wantError(
+              () ->
+                  stub.updateCounteragentGroup(
+                      UpdateCounteragentGroupRequest.newBuilder()
+                          .setBoxId(BOX)
+                          .setCounteragentGroupId(DEFAULT_GROUP)
+                          .setChanges(CounteragentGroupToUpdate.newBuilder().setName("Java: no"))
+                          .build()),
+              Status.Code.INVALID_ARGUMENT,
+              "INVALID_ARGUMENT",
+              "CounteragentGroup.DefaultGroup");
+        });
+    RPC_CASES.put(
+        "docflow.api.v1.CounteragentService/DeleteCounteragentGroup",
+        () -> {
+          var stub = as(ADMIN, CounteragentServiceGrpc.newBlockingStub(channel));
+          String id = createGroup("Java: to delete");
+          stub.deleteCounteragentGroup(
+              DeleteCounteragentGroupRequest.newBuilder().setBoxId(BOX).setCounteragentGroupId(id).build());
+          wantError(
+              () ->
+                  stub.getCounteragentGroup(
+                      GetCounteragentGroupRequest.newBuilder().setBoxId(BOX).setCounteragentGroupId(id).build()),
+              Status.Code.NOT_FOUND,
+              "NOT_FOUND",
+              "CounteragentGroup.NotFound");
+        });
+    RPC_CASES.put(
+        "docflow.api.v1.CounteragentService/GetCounteragentGroup",
+        () -> {
+          var stub = as(ADMIN, CounteragentServiceGrpc.newBlockingStub(channel));
+          assertEquals(
+              "Partners",
+              stub.getCounteragentGroup(
+                      GetCounteragentGroupRequest.newBuilder().setBoxId(BOX).setCounteragentGroupId(PARTNERS).build())
+                  .getName());
+          CounteragentGroup def =
+              stub.getCounteragentGroup(
+                  GetCounteragentGroupRequest.newBuilder().setBoxId(BOX).setCounteragentGroupId(DEFAULT_GROUP).build());
+          assertEquals("Default", def.getName());
+          assertFalse(def.hasDepartments());
+        });
+    RPC_CASES.put(
+        "docflow.api.v1.CounteragentService/GetCounteragentGroups",
+        () -> {
+          var stub = as(ADMIN, CounteragentServiceGrpc.newBlockingStub(channel));
+          CounteragentGroupsList list =
+              stub.getCounteragentGroups(GetCounteragentGroupsRequest.newBuilder().setBoxId(BOX).build());
+          assertTrue(list.hasTotalCount());
+          assertEquals(list.getTotalCount(), list.getGroupsCount());
+          CounteragentGroupsList past =
+              stub.getCounteragentGroups(
+                  GetCounteragentGroupsRequest.newBuilder().setBoxId(BOX).setPage(1000).build());
+          assertEquals(0, past.getGroupsCount());
+          assertTrue(past.hasTotalCount()); // proto2 required: on the wire also for an empty page
+          assertEquals(list.getTotalCount(), past.getTotalCount());
+        });
+    RPC_CASES.put(
+        "docflow.api.v1.CounteragentService/AddCounteragentToGroup",
+        () -> {
+          var stub = as(ADMIN, CounteragentServiceGrpc.newBlockingStub(channel));
+          String id = createGroup("Java: movers");
+          stub.addCounteragentToGroup(
+              AddCounteragentToGroupRequest.newBuilder()
+                  .setBoxId(BOX)
+                  .setCounteragentBoxId(MOVER)
+                  .setCounteragentGroupId(id)
+                  .build());
+          CounteragentFromGroupResponse page =
+              stub.getCounteragentsFromGroup(
+                  GetCounteragentsFromGroupRequest.newBuilder().setBoxId(BOX).setCounteragentGroupId(id).build());
+          assertEquals(List.of(MOVER), page.getCounteragentBoxIdList());
+          wantError(
+              () ->
+                  stub.addCounteragentToGroup(
+                      AddCounteragentToGroupRequest.newBuilder()
+                          .setBoxId(BOX)
+                          .setCounteragentBoxId(INVITED)
+                          .setCounteragentGroupId(id)
+                          .build()),
+              Status.Code.ALREADY_EXISTS,
+              "ALREADY_EXISTS",
+              "Counteragent.NotMyCounteragent");
+          stub.addCounteragentToGroup(
+              AddCounteragentToGroupRequest.newBuilder()
+                  .setBoxId(BOX)
+                  .setCounteragentBoxId(MOVER)
+                  .setCounteragentGroupId(DEFAULT_GROUP)
+                  .build());
+        });
+    LEGACY_CASES.put(
+        "POST /CreateCounteragentGroup",
+        () -> {
+          byte[] body = CounteragentGroupToCreate.newBuilder().setName("Java legacy: created").build().toByteArray();
+          CounteragentGroup group =
+              legacy("POST", "/CreateCounteragentGroup", query("boxId", BOX), ADMIN, body, 200, null, CounteragentGroup.parser());
+          assertFalse(group.hasDepartments());
+          legacy("POST", "/CreateCounteragentGroup", query("boxId", BOX), ADMIN, body, 409, "CounteragentGroup.DuplicateName", null);
+        });
+    LEGACY_CASES.put(
+        "POST /UpdateCounteragentGroup",
+        () -> {
+          String id = createGroup("Java legacy: to rename");
+          byte[] body = CounteragentGroupToUpdate.newBuilder().setName("Java legacy: renamed").build().toByteArray();
+          CounteragentGroup group =
+              legacy("POST", "/UpdateCounteragentGroup", query("boxId", BOX, "counteragentGroupId", id), ADMIN, body, 200, null, CounteragentGroup.parser());
+          assertEquals("Java legacy: renamed", group.getName());
+        });
+    LEGACY_CASES.put(
+        "POST /DeleteCounteragentGroup",
+        () -> {
+          String id = createGroup("Java legacy: to delete");
+          var q = query("boxId", BOX, "counteragentGroupId", id);
+          legacy("POST", "/DeleteCounteragentGroup", q, ADMIN, null, 200, null, null);
+          legacy("GET", "/GetCounteragentGroup", q, ADMIN, null, 404, "CounteragentGroup.NotFound", null);
+        });
+    LEGACY_CASES.put(
+        "GET /GetCounteragentGroup",
+        () -> {
+          CounteragentGroup group =
+              legacy("GET", "/GetCounteragentGroup", query("boxId", BOX, "counteragentGroupId", PARTNERS), ADMIN, null, 200, null, CounteragentGroup.parser());
+          assertEquals("Partners", group.getName());
+        });
+    LEGACY_CASES.put(
+        "GET /GetCounteragentGroups",
+        () -> {
+          CounteragentGroupsList list =
+              legacy("GET", "/GetCounteragentGroups", query("boxId", BOX, "page", "1000"), ADMIN, null, 200, null, CounteragentGroupsList.parser());
+          assertEquals(0, list.getGroupsCount());
+          assertTrue(list.hasTotalCount());
+        });
+    LEGACY_CASES.put(
+        "POST /AddCounteragentToGroup",
+        () -> {
+          String id = createGroup("Java legacy: movers");
+          legacy("POST", "/AddCounteragentToGroup", query("boxId", BOX, "counteragentBoxId", MOVER, "counteragentGroupId", id), ADMIN, null, 200, null, null);
+          legacy("POST", "/AddCounteragentToGroup", query("boxId", BOX, "counteragentBoxId", INVITED, "counteragentGroupId", id), ADMIN, null, 409, "Counteragent.NotMyCounteragent", null);
+          legacy("POST", "/AddCounteragentToGroup", query("boxId", BOX, "counteragentBoxId", MOVER, "counteragentGroupId", DEFAULT_GROUP), ADMIN, null, 200, null, null);
+        });
+  }
 
   static {
     RPC_CASES.put(
