@@ -7,12 +7,11 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { build } from "esbuild";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium } from "../support/browser";
 import { authHeader, BOX, baseFixture, USERS } from "../support/fixture";
 import { type Harness, startHarness, TEST_CACHE, TEST_TIMEOUTS } from "../support/harness";
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 let h: Harness;
 let browser: Browser;
@@ -46,19 +45,7 @@ beforeAll(async () => {
   h = await startHarness(baseFixture(), TEST_TIMEOUTS, TEST_CACHE, {
     corsAllowedOrigins: [pageOrigin],
   });
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-  });
+  browser = await launchChromium();
 });
 
 afterAll(async () => {

@@ -4,31 +4,17 @@
  * nothing leaves the server's origin. Run by `npm run test:browser`.
  */
 import { mkdir } from "node:fs/promises";
-import { type Browser, chromium } from "playwright-core";
+import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium } from "../support/browser";
 import { authHeader, BOX, USERS } from "../support/fixture";
 import { type Harness, startHarness } from "../support/harness";
-
-const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
 
 let h: Harness;
 let browser: Browser;
 beforeAll(async () => {
   h = await startHarness();
-  browser = await chromium.launch({
-    executablePath: CHROMIUM,
-    args: [
-      "--headless",
-      "--no-sandbox",
-      "--disable-gpu",
-      "--disable-quic",
-      "--no-first-run",
-      "--disable-background-networking",
-      "--disable-component-update",
-      "--disable-sync",
-    ],
-    // playwright gives every launch a fresh, empty profile of its own.
-  });
+  browser = await launchChromium();
 });
 afterAll(async () => {
   await browser?.close();
