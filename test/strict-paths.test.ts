@@ -94,13 +94,19 @@ describe("strict request targets", () => {
 });
 
 describe("answers of the front", () => {
-  it("HEAD on an RPC path: 405 with Allow", async () => {
-    const res = await legacy(h, {
+  it("HEAD on an RPC path: 405 with Allow (POST for a write, POST and GET for a read)", async () => {
+    const write = await legacy(h, {
+      method: "HEAD",
+      path: "/docflow.api.v1.SubscriptionService/UpdateSubscriptions",
+    });
+    expect(write.status).toBe(405);
+    expect(write.headers.allow).toBe("POST");
+    const read = await legacy(h, {
       method: "HEAD",
       path: "/docflow.api.v1.SubscriptionService/GetSubscriptions",
     });
-    expect(res.status).toBe(405);
-    expect(res.headers.allow).toBe("POST");
+    expect(read.status).toBe(405);
+    expect(read.headers.allow).toBe("POST, GET");
   });
 
   it("Accept: application/problem+json gets problem+json errors", async () => {
