@@ -24,7 +24,7 @@ export interface GroupPageRequest {
 
 export interface GroupPage {
   readonly counteragentBoxIds: string[];
-  /** Members of the group with status IsMyCounteragent, over all pages. */
+  /** Members of the group with status IsMyCounteragent, over all pages, as counted when the walk started. */
   readonly totalCount: number;
   /** Key of the last item; undefined only when the page is empty. */
   readonly afterIndexKey: string | undefined;
@@ -55,16 +55,25 @@ export async function getCounteragentsFromGroup(
   }
   const { boxId, counteragentGroupId } = scope;
   const status = CounteragentStatus.IsMyCounteragent;
+  const store = deps.counteragents;
+  // TotalCount is counted once per walk (SPEC §6.2): on the first page, which
+  // carries it in every key it issues; a later page reports the key's total and
+  // costs one bounded index scan. A key of an earlier version carries no total:
+  // that page counts again (and gives listing keys to members without one, as a
+  // first page does), and the keys it issues carry the new total.
+  if (after !== undefined && after.totalCount === undefined) {
+    await store.ensureListingKeys(boxId, counteragentGroupId, status);
+  }
   const [page, totalCount] = await Promise.all([
-    deps.counteragents.listMembers(boxId, counteragentGroupId, status, after, count),
-    deps.counteragents.countMembers(boxId, counteragentGroupId, status),
+    store.listMembers(boxId, counteragentGroupId, status, after?.position, count),
+    after?.totalCount ?? store.countMembers(boxId, counteragentGroupId, status),
   ]);
   // A member never points at a group that does not exist (SPEC §6.4), so only
   // an empty page needs the group itself looked up: one round trip fewer.
   const exists =
     page.length > 0 ||
     counteragentGroupId === DEFAULT_GROUP_ID ||
-    (await deps.counteragents.groupExists(boxId, counteragentGroupId));
+    (await store.groupExists(boxId, counteragentGroupId));
   if (!exists) {
     throw notFound(
       `the box has no counteragent group "${counteragentGroupId}"`,
@@ -75,6 +84,6 @@ export async function getCounteragentsFromGroup(
   return {
     counteragentBoxIds: page.map((m) => m.counteragentBoxId),
     totalCount,
-    afterIndexKey: last ? encodeIndexKey(scope, last) : undefined,
+    afterIndexKey: last ? encodeIndexKey(scope, last, totalCount) : undefined,
   };
 }

@@ -57,7 +57,11 @@ export interface MessageStore {
 export interface CounteragentStore {
   /** True when the box has a group with that id (the default group is not stored). */
   groupExists(boxId: string, counteragentGroupId: string): Promise<boolean>;
-  /** Members with `status`, in listing order, strictly after `after`, at most `limit`. */
+  /**
+   * Members with `status`, in listing order, strictly after `after`, at most
+   * `limit`. A first page (no `after`) also gives a listing position to
+   * members written without one, so a walk that starts there sees them.
+   */
   listMembers(
     boxId: string,
     counteragentGroupId: string,
@@ -65,11 +69,18 @@ export interface CounteragentStore {
     after: GroupPosition | undefined,
     limit: number,
   ): Promise<GroupPosition[]>;
+  /** The number of members with `status`: an index-only count, as large as the group. */
   countMembers(
     boxId: string,
     counteragentGroupId: string,
     status: CounteragentStatus,
   ): Promise<number>;
+  /** What a first page does for members without a listing position, without listing (for keys of earlier versions). */
+  ensureListingKeys(
+    boxId: string,
+    counteragentGroupId: string,
+    status: CounteragentStatus,
+  ): Promise<void>;
 }
 
 /** Membership changes: each is one conditional single-document update (or one updateMany). */
@@ -90,7 +101,7 @@ export interface CounteragentMembershipStore {
       readonly status?: CounteragentStatus;
     },
   ): Promise<boolean>;
-  /** Moves every counteragent of group `from`, whatever its status, into group `to`. */
+  /** Moves every counteragent of group `from`, whatever its status, into group `to`; returns when none is left in `from`. */
   moveAllMembers(boxId: string, from: string, to: string, joinedGroupAt: Date): Promise<void>;
 }
 

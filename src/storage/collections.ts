@@ -1,6 +1,7 @@
 /**
- * The collections and their indexes. Every box-scoped document carries
- * `boxId`, the shard key, and every query names it.
+ * The collections, their indexes and their shard keys (SPEC §7). Every
+ * box-scoped document carries `boxId`, the first field of every shard key,
+ * and every query names it.
  */
 import type { Db, IndexDescription } from "mongodb";
 
@@ -14,22 +15,42 @@ export const Collections = {
   messages: "messages",
 } as const;
 
-const INDEXES: Record<string, IndexDescription[]> = {
+/** Index names the code refers to (hints, duplicate-key translation). */
+export const IndexNames = {
+  /**
+   * GetCounteragentsFromGroup: equality on box, group and status, then one
+   * range on `listingKey` (src/storage/listing-key.ts).
+   */
+  groupListing: "group_listing_key",
+  groupName: "boxId_nameKey",
+  groupOrder: "boxId_createdAt_groupId",
+} as const;
+
+/**
+ * The listing index of earlier versions (joinedGroupAt, counteragentBoxId as
+ * two fields). No longer created or used; left in place so that instances of
+ * the earlier version keep working during a rolling upgrade (README "Scale").
+ */
+export const RETIRED_INDEXES: Record<string, readonly string[]> = {
+  [Collections.counteragents]: ["group_listing"],
+};
+
+export const INDEXES: Record<string, IndexDescription[]> = {
   [Collections.tokens]: [{ key: { userId: 1 }, name: "userId" }],
   [Collections.boxes]: [{ key: { boxId: 1 }, name: "boxId", unique: true }],
   [Collections.employees]: [{ key: { boxId: 1, userId: 1 }, name: "boxId_userId", unique: true }],
   [Collections.counteragentGroups]: [
     { key: { boxId: 1, counteragentGroupId: 1 }, name: "boxId_groupId", unique: true },
     // Names are unique within a box, compared case-insensitively (src/domain/counteragent-groups.ts).
-    { key: { boxId: 1, nameKey: 1 }, name: "boxId_nameKey", unique: true },
+    { key: { boxId: 1, nameKey: 1 }, name: IndexNames.groupName, unique: true },
     // GetCounteragentGroups: creation order, then id.
-    { key: { boxId: 1, createdAt: 1, counteragentGroupId: 1 }, name: "boxId_createdAt_groupId" },
+    { key: { boxId: 1, createdAt: 1, counteragentGroupId: 1 }, name: IndexNames.groupOrder },
   ],
   [Collections.counteragents]: [
     { key: { boxId: 1, counteragentBoxId: 1 }, name: "boxId_counteragentBoxId", unique: true },
     {
-      key: { boxId: 1, counteragentGroupId: 1, status: 1, joinedGroupAt: 1, counteragentBoxId: 1 },
-      name: "group_listing",
+      key: { boxId: 1, counteragentGroupId: 1, status: 1, listingKey: 1 },
+      name: IndexNames.groupListing,
     },
   ],
   [Collections.messages]: [
@@ -37,7 +58,25 @@ const INDEXES: Record<string, IndexDescription[]> = {
   ],
 };
 
-/** Creates every index; safe to run at every start-up (createIndexes is idempotent). */
+/**
+ * The shard key of each collection (SPEC §7); collections not listed stay
+ * unsharded. Every one starts with `boxId`, so every query and write, which
+ * all name the box, is routed to the shard(s) of that box; every unique index
+ * of a sharded collection starts with its shard key (checked by a test).
+ */
+export const SHARD_KEYS: Record<string, Record<string, 1>> = {
+  [Collections.employees]: { boxId: 1, userId: 1 },
+  [Collections.counteragents]: { boxId: 1, counteragentBoxId: 1 },
+  [Collections.messages]: { boxId: 1, messageId: 1 },
+  [Collections.counteragentGroups]: { boxId: 1 },
+};
+
+/**
+ * Creates every index; safe at every start-up: createIndexes is idempotent,
+ * and an index whose layout changed gets a new name, so a database made by an
+ * earlier version never meets a same-named index with another key (which
+ * MongoDB would refuse).
+ */
 export async function ensureIndexes(db: Db): Promise<void> {
   for (const [collection, indexes] of Object.entries(INDEXES)) {
     await db.collection(collection).createIndexes(indexes);

@@ -1,14 +1,16 @@
 /**
- * Counteragents and their groups. A page is a keyset range on the index
- * (boxId, counteragentGroupId, status, joinedGroupAt, counteragentBoxId):
- * equality on the first three, a range after the last position, a limit —
- * never skip/offset.
+ * Counteragents and their groups. A page is one range on the listing index
+ * (boxId, counteragentGroupId, status, listingKey): equality on the first
+ * three, `listingKey > position` (src/storage/listing-key.ts), sorted on the
+ * index, `limit count`, only the key projected — one bounded, covered index
+ * scan whatever plan the server picks. Never skip/offset.
  */
-import type { Db, Filter } from "mongodb";
+import type { AnyBulkWriteOperation, Collection, Db, Filter } from "mongodb";
 import type { Counteragent, CounteragentStatus, GroupPosition } from "../domain/model";
 import type { CounteragentMembershipStore, CounteragentStore } from "../domain/ports";
-import { Collections } from "./collections";
+import { Collections, IndexNames } from "./collections";
 import type { CounteragentGroupDocument } from "./counteragent-group-store";
+import { listingKeyOf, positionOfListingKey } from "./listing-key";
 
 export interface CounteragentDocument {
   boxId: string;
@@ -16,30 +18,58 @@ export interface CounteragentDocument {
   status: CounteragentStatus;
   counteragentGroupId: string;
   joinedGroupAt: Date;
+  /**
+   * (joinedGroupAt, counteragentBoxId) as one sortable string; absent on
+   * members written by other parts of the platform until a walk of their
+   * group gives them one.
+   */
+  listingKey?: string | null;
 }
 
-export const LISTING_INDEX = "group_listing";
+export const LISTING_INDEX = IndexNames.groupListing;
+
+/** Members given a listing key, or moved by a group deletion, per bulk write. */
+const BATCH = 1_000;
+
+/** The fields the membership operations read. */
+const COUNTERAGENT_PROJECTION = {
+  _id: 0,
+  boxId: 1,
+  counteragentBoxId: 1,
+  status: 1,
+  counteragentGroupId: 1,
+  joinedGroupAt: 1,
+} as const;
 
 export function createCounteragentStore(db: Db): CounteragentStore & CounteragentMembershipStore {
   const counteragents = db.collection<CounteragentDocument>(Collections.counteragents);
   const groups = db.collection<CounteragentGroupDocument>(Collections.counteragentGroups);
+  const page = (
+    boxId: string,
+    counteragentGroupId: string,
+    status: CounteragentStatus,
+    after: GroupPosition | undefined,
+    limit: number,
+  ) =>
+    counteragents
+      .find(pageFilter(boxId, counteragentGroupId, status, after), pageOptions(limit))
+      .toArray();
   return {
     async groupExists(boxId, counteragentGroupId) {
-      return (await groups.findOne({ boxId, counteragentGroupId })) !== null;
+      const found = await groups.findOne(
+        { boxId, counteragentGroupId },
+        { projection: { _id: 1 } },
+      );
+      return found !== null;
     },
     async listMembers(boxId, counteragentGroupId, status, after, limit): Promise<GroupPosition[]> {
-      const docs = await counteragents
-        .find(pageFilter(boxId, counteragentGroupId, status, after), {
-          sort: { joinedGroupAt: 1, counteragentBoxId: 1 },
-          limit,
-          projection: { _id: 0, joinedGroupAt: 1, counteragentBoxId: 1 },
-          hint: LISTING_INDEX,
-        })
-        .toArray();
-      return docs.map((d) => ({
-        joinedGroupAt: new Date(d.joinedGroupAt),
-        counteragentBoxId: d.counteragentBoxId,
-      }));
+      let docs = await page(boxId, counteragentGroupId, status, after, limit);
+      // Members without a listing key sort first: a first page shows whether the group has any.
+      if (after === undefined && docs.length > 0 && docs[0]?.listingKey == null) {
+        await giveListingKeys(counteragents, { boxId, counteragentGroupId, status });
+        docs = await page(boxId, counteragentGroupId, status, after, limit);
+      }
+      return docs.flatMap((d) => positionOfListingKey(d.listingKey) ?? []);
     },
     countMembers(boxId, counteragentGroupId, status) {
       return counteragents.countDocuments(
@@ -47,8 +77,17 @@ export function createCounteragentStore(db: Db): CounteragentStore & Counteragen
         { hint: LISTING_INDEX },
       );
     },
+    async ensureListingKeys(boxId, counteragentGroupId, status) {
+      const [first] = await page(boxId, counteragentGroupId, status, undefined, 1);
+      if (first && first.listingKey == null) {
+        await giveListingKeys(counteragents, { boxId, counteragentGroupId, status });
+      }
+    },
     async findCounteragent(boxId, counteragentBoxId): Promise<Counteragent | null> {
-      const doc = await counteragents.findOne({ boxId, counteragentBoxId });
+      const doc = await counteragents.findOne(
+        { boxId, counteragentBoxId },
+        { projection: COUNTERAGENT_PROJECTION },
+      );
       return doc
         ? {
             boxId: doc.boxId,
@@ -68,16 +107,44 @@ export function createCounteragentStore(db: Db): CounteragentStore & Counteragen
         ...(move.status === undefined ? {} : { status: move.status }),
       };
       const result = await counteragents.updateOne(filter, {
-        $set: { counteragentGroupId: move.to, joinedGroupAt: move.joinedGroupAt },
+        $set: membership(counteragentBoxId, move.to, move.joinedGroupAt),
       });
       return result.modifiedCount > 0;
     },
     async moveAllMembers(boxId, from, to, joinedGroupAt) {
-      await counteragents.updateMany(
-        { boxId, counteragentGroupId: from },
-        { $set: { counteragentGroupId: to, joinedGroupAt } },
-      );
+      // Each member's listing key holds its own box id, so the move is one
+      // conditional update per member (no update pipelines on the embedded
+      // engine), in bulk writes of BATCH, until the group has no member left.
+      for (;;) {
+        const batch = await counteragents
+          .find(
+            { boxId, counteragentGroupId: from },
+            { projection: { _id: 0, counteragentBoxId: 1 }, limit: BATCH, hint: LISTING_INDEX },
+          )
+          .toArray();
+        if (batch.length === 0) return;
+        await counteragents.bulkWrite(
+          batch.map(
+            ({ counteragentBoxId }): AnyBulkWriteOperation<CounteragentDocument> => ({
+              updateOne: {
+                filter: { boxId, counteragentBoxId, counteragentGroupId: from },
+                update: { $set: membership(counteragentBoxId, to, joinedGroupAt) },
+              },
+            }),
+          ),
+          { ordered: false },
+        );
+      }
     },
+  };
+}
+
+/** What a move sets: the group, the join time and the listing key that follows from them. */
+function membership(counteragentBoxId: string, counteragentGroupId: string, joinedGroupAt: Date) {
+  return {
+    counteragentGroupId,
+    joinedGroupAt,
+    listingKey: listingKeyOf({ joinedGroupAt, counteragentBoxId }),
   };
 }
 
@@ -88,12 +155,76 @@ export function pageFilter(
   status: CounteragentStatus,
   after: GroupPosition | undefined,
 ): Filter<CounteragentDocument> {
-  const filter: Filter<CounteragentDocument> = { boxId, counteragentGroupId, status };
-  if (after) {
-    filter.$or = [
-      { joinedGroupAt: { $gt: after.joinedGroupAt } },
-      { joinedGroupAt: after.joinedGroupAt, counteragentBoxId: { $gt: after.counteragentBoxId } },
-    ];
+  return after
+    ? { boxId, counteragentGroupId, status, listingKey: { $gt: listingKeyOf(after) } }
+    : { boxId, counteragentGroupId, status };
+}
+
+/** Sorted on the index, only the key projected (covered: no document is fetched). */
+export function pageOptions(limit: number) {
+  return {
+    sort: { listingKey: 1 },
+    limit,
+    projection: { _id: 0, listingKey: 1 },
+    hint: LISTING_INDEX,
+  } as const;
+}
+
+/**
+ * Gives a listing key to every member that lacks one (written by another part
+ * of the platform, or by an earlier version of this service): in `scope`, or
+ * in the whole collection. Each write is conditional on the member still
+ * being where it was read, so it never overwrites a concurrent move.
+ * Idempotent; returns how many members it gave a key.
+ */
+export async function giveListingKeys(
+  counteragents: Collection<CounteragentDocument>,
+  scope?: { boxId: string; counteragentGroupId: string; status: CounteragentStatus },
+): Promise<number> {
+  let given = 0;
+  const cursor = counteragents.find(
+    { ...scope, listingKey: null },
+    {
+      projection: {
+        _id: 0,
+        boxId: 1,
+        counteragentBoxId: 1,
+        counteragentGroupId: 1,
+        joinedGroupAt: 1,
+      },
+      ...(scope ? { hint: LISTING_INDEX } : {}),
+    },
+  );
+  let ops: AnyBulkWriteOperation<CounteragentDocument>[] = [];
+  const flush = async () => {
+    if (ops.length === 0) return;
+    const result = await counteragents.bulkWrite(ops, { ordered: false });
+    given += result.modifiedCount;
+    ops = [];
+  };
+  for await (const doc of cursor) {
+    const joinedGroupAt = doc.joinedGroupAt ?? null;
+    ops.push({
+      updateOne: {
+        filter: {
+          boxId: doc.boxId,
+          counteragentBoxId: doc.counteragentBoxId,
+          counteragentGroupId: doc.counteragentGroupId,
+          joinedGroupAt,
+          listingKey: null,
+        },
+        update: {
+          $set: {
+            listingKey: listingKeyOf({
+              joinedGroupAt: new Date(joinedGroupAt ?? Number.NaN),
+              counteragentBoxId: doc.counteragentBoxId,
+            }),
+          },
+        },
+      },
+    });
+    if (ops.length >= BATCH) await flush();
   }
-  return filter;
+  await flush();
+  return given;
 }

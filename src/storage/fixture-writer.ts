@@ -6,6 +6,7 @@ import type { AnyBulkWriteOperation, Db, Document } from "mongodb";
 import { groupNameKey } from "../domain/counteragent-groups";
 import type { FixtureData } from "../fixtures/fixture";
 import { Collections } from "./collections";
+import { listingKeyOf } from "./listing-key";
 
 export async function writeFixture(
   db: Db,
@@ -54,7 +55,10 @@ export async function writeFixture(
   await upsert(
     db,
     Collections.counteragents,
-    data.counteragents.map((c) => [{ boxId: c.boxId, counteragentBoxId: c.counteragentBoxId }, c]),
+    data.counteragents.map((c) => [
+      { boxId: c.boxId, counteragentBoxId: c.counteragentBoxId },
+      { ...c, listingKey: listingKeyOf(c) },
+    ]),
   );
   await upsert(
     db,

@@ -20,6 +20,7 @@ import {
   type CounteragentDocument,
   LISTING_INDEX,
   pageFilter,
+  pageOptions,
 } from "../storage/counteragent-store";
 import { openDatabase } from "../storage/database";
 import { BIG, bigMember, loadBigGroups } from "./big-fixture";
@@ -77,26 +78,22 @@ async function main(): Promise<void> {
         },
       ];
       for (const { page, after } of pages) {
-        const key = after ? `&afterIndexKey=${encodeIndexKey(scope, after)}` : "";
+        const status = CounteragentStatus.IsMyCounteragent;
+        const key = after ? `&afterIndexKey=${encodeIndexKey(scope, after, size)}` : "";
         const path = `/GetCounteragentsFromGroup?boxId=${BIG.boxId}&counteragentGroupId=${group}&count=${PAGE}${key}`;
         const serviceCall = () => get(port, path, agent);
         const floorCall = async () => {
+          // What the service does: the page; the count only on the first page of a walk.
           await Promise.all([
             collection
-              .find(pageFilter(BIG.boxId, group, CounteragentStatus.IsMyCounteragent, after), {
-                sort: { joinedGroupAt: 1, counteragentBoxId: 1 },
-                limit: PAGE,
-                hint: LISTING_INDEX,
-              })
+              .find(pageFilter(BIG.boxId, group, status, after), pageOptions(PAGE))
               .toArray(),
-            collection.countDocuments(
-              {
-                boxId: BIG.boxId,
-                counteragentGroupId: group,
-                status: CounteragentStatus.IsMyCounteragent,
-              },
-              { hint: LISTING_INDEX },
-            ),
+            after
+              ? undefined
+              : collection.countDocuments(
+                  { boxId: BIG.boxId, counteragentGroupId: group, status },
+                  { hint: LISTING_INDEX },
+                ),
           ]);
         };
         // Interleave the two so that machine noise hits both alike.

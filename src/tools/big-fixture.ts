@@ -10,6 +10,7 @@ import { loadConfig } from "../config";
 import { loadFixture } from "../fixtures/load";
 import { Collections } from "../storage/collections";
 import { openDatabase } from "../storage/database";
+import { listingKeyOf } from "../storage/listing-key";
 
 export const BIG = {
   apiKey: "bench-api-key",
@@ -52,7 +53,7 @@ export function bigMember(members: number, i: number) {
   };
 }
 
-/** Inserts the box, then the members in batches, straight through the driver. */
+/** Inserts the box, then the members in batches, straight through the driver, with their listing keys. */
 export async function loadBigGroups(db: Db, groupSizes: readonly number[]): Promise<void> {
   await loadFixture(db, bigBoxFixture(groupSizes));
   const collection = db.collection(Collections.counteragents);
@@ -60,7 +61,8 @@ export async function loadBigGroups(db: Db, groupSizes: readonly number[]): Prom
     for (let from = 0; from < members; from += 1000) {
       const batch = [];
       for (let i = from; i < Math.min(members, from + 1000); i++) {
-        batch.push({ boxId: BIG.boxId, ...bigMember(members, i) });
+        const member = bigMember(members, i);
+        batch.push({ boxId: BIG.boxId, ...member, listingKey: listingKeyOf(member) });
       }
       await collection.insertMany(batch, { ordered: false });
     }

@@ -52,8 +52,14 @@ def mint_key(box_id: str, group_id: str, seed: str) -> str:
     """An afterIndexKey as src/domain/index-key.ts encodes it, for box_id and group_id."""
     digest = hashlib.sha256(seed.encode("utf-8")).digest()
     millis = int.from_bytes(digest[:8], "big") % (2 * MAX_DATE_MS + 1) - MAX_DATE_MS
+    total = int.from_bytes(digest[8:12], "big") % 2**31  # the walk's TotalCount (version 2 keys)
     counteragent_box_id = seed[:100]
-    payload = bytes([1]) + struct.pack(">q", millis) + counteragent_box_id.encode("utf-8")
+    payload = (
+        bytes([2])
+        + struct.pack(">I", total)
+        + struct.pack(">q", millis)
+        + counteragent_box_id.encode("utf-8")
+    )
     check = hashlib.sha256(f"{box_id}\0{group_id}\0".encode("utf-8") + payload).digest()[:6]
     return base64.urlsafe_b64encode(payload + check).decode("ascii").rstrip("=")
 

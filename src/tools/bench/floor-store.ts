@@ -16,9 +16,11 @@ import {
   type CounteragentDocument,
   LISTING_INDEX,
   pageFilter,
+  pageOptions,
 } from "../../storage/counteragent-store";
 import type { ApiClientDocument, TokenDocument } from "../../storage/credential-store";
 import type { EmployeeDocument } from "../../storage/employee-store";
+import { positionOfListingKey } from "../../storage/listing-key";
 
 /** A refused call: the status the floor answers with. */
 export class FloorError extends Error {
@@ -142,13 +144,9 @@ function createFloorStore(db: Db, close: () => Promise<void>): FloorStore {
           ? Promise.resolve(true)
           : groups.findOne({ boxId, counteragentGroupId: groupId }).then((g) => g !== null),
         counteragents
-          .find(pageFilter(boxId, groupId, status, undefined), {
-            sort: { joinedGroupAt: 1, counteragentBoxId: 1 },
-            limit: count,
-            projection: { _id: 0, joinedGroupAt: 1, counteragentBoxId: 1 },
-            hint: LISTING_INDEX,
-          })
-          .toArray(),
+          .find(pageFilter(boxId, groupId, status, undefined), pageOptions(count))
+          .toArray()
+          .then((docs) => docs.flatMap((d) => positionOfListingKey(d.listingKey) ?? [])),
         counteragents.countDocuments(
           { boxId, counteragentGroupId: groupId, status },
           { hint: LISTING_INDEX },
@@ -160,13 +158,7 @@ function createFloorStore(db: Db, close: () => Promise<void>): FloorStore {
         ids: page.map((d) => d.counteragentBoxId),
         totalCount,
         afterIndexKey: last
-          ? encodeIndexKey(
-              { boxId, counteragentGroupId: groupId },
-              {
-                joinedGroupAt: new Date(last.joinedGroupAt),
-                counteragentBoxId: last.counteragentBoxId,
-              },
-            )
+          ? encodeIndexKey({ boxId, counteragentGroupId: groupId }, last, totalCount)
           : undefined,
       };
     },
