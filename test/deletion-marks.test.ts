@@ -472,3 +472,78 @@ describe("concurrency: each call is atomic", () => {
     if (after.isDeleted) expect(after.documents.every((d) => d.isDeleted)).toBe(true);
   });
 });
+
+describe("fields other writers store are kept (SPEC §7: a write sets only what it changes)", () => {
+  // As the platform writes a message: documents carry more than the service models.
+  const messageId = "message-with-extras";
+  const extras = (n: number) => ({
+    title: `Invoice ${n}.pdf`,
+    size: 1000 + n,
+    signature: { signerId: `s-${n}`, signedAt: new Date("2026-01-01T00:00:00Z") },
+    tags: ["a", "b"],
+  });
+  const platformMessage = () => ({
+    boxId: BOX,
+    messageId,
+    kind: "Message",
+    isDeleted: false,
+    subject: "Invoices of January",
+    documents: [
+      { documentId: "d1", departmentId: A, isDeleted: false, ...extras(1) },
+      { documentId: "d2", departmentId: B, isDeleted: false, ...extras(2) },
+      // A document without a deletion mark at all: read as unmarked.
+      { documentId: "d3", departmentId: B, ...extras(3) },
+    ],
+  });
+  beforeEach(async () => {
+    await h.db.collection("messages").deleteMany({ boxId: BOX, messageId });
+    await h.db.collection("messages").insertOne(platformMessage());
+  });
+  const expectExtrasKept = async (expectedMarks: boolean[]) => {
+    const doc = await h.db.collection("messages").findOne({ boxId: BOX, messageId });
+    expect(doc?.subject).toBe("Invoices of January");
+    const documents = (doc?.documents ?? []) as Record<string, unknown>[];
+    expect(documents.map((d) => d.documentId)).toEqual(["d1", "d2", "d3"]);
+    for (const [i, d] of documents.entries()) {
+      expect(d).toMatchObject({ departmentId: [A, B, B][i], ...extras(i + 1) });
+    }
+    expect([doc?.isDeleted, ...documents.map((d) => d.isDeleted === true)]).toEqual(expectedMarks);
+  };
+
+  it("legacy Delete of the whole message, then gRPC Restore: title, size and the rest survive both", async () => {
+    const deleted = await op("legacy-protobuf", "delete", "keeper", messageId);
+    expect(deleted.ok).toBe(true);
+    await expectExtrasKept([true, true, true, true]);
+    const restored = await op("grpc", "restore", "keeper", messageId);
+    expect(restored.ok).toBe(true);
+    await expectExtrasKept([false, false, false, false]);
+  });
+
+  it("legacy Delete of one document, then gRPC Restore of it: only that mark moves", async () => {
+    expect((await op("legacy-json", "delete", "keeper", messageId, "d2")).ok).toBe(true);
+    await expectExtrasKept([false, false, true, false]);
+    expect((await op("grpc", "restore", "keeper", messageId, "d2")).ok).toBe(true);
+    await expectExtrasKept([false, false, false, false]);
+  });
+
+  it("concurrent Delete/Restore calls on such a message: exactly-once still holds, nothing is lost", async () => {
+    const before = await stored(messageId);
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        op(
+          i % 2 === 0 ? "legacy-protobuf" : "grpc",
+          i % 4 < 2 ? "delete" : "restore",
+          "keeper",
+          messageId,
+          ["d1", "d2", "d3", undefined][i % 4],
+        ),
+      ),
+    );
+    const ok = results.filter((r) => r.ok).length;
+    expect(results.every((r) => r.ok || r.status === 409)).toBe(true);
+    const after = await stored(messageId);
+    expect(after.version - (before.version ?? 0)).toBe(ok);
+    if (after.isDeleted) expect(after.documents.every((d) => d.isDeleted)).toBe(true);
+    await expectExtrasKept(marks(after).map((m) => m === true));
+  });
+});

@@ -10,7 +10,7 @@ import type { BoxAccessDeps } from "./box-access";
 import { openBox } from "./box-access";
 import { reachableDepartments } from "./document-access";
 import { conflict, type DomainError, notFound, permissionDenied } from "./errors";
-import type { Caller, DeletionMarks, DocflowDocument, DocflowMessage } from "./model";
+import type { Caller, DeletionMarks, DocflowDocument, DocflowMessage, MarkChange } from "./model";
 import type { MessageStore } from "./ports";
 import { optionalId, requireId } from "./validate";
 
@@ -93,6 +93,16 @@ function planDelete(message: DocflowMessage, document: DocflowDocument | undefin
   };
 }
 
+/** Only what differs from the message as read: the store writes nothing else. */
+function changeOf(message: DocflowMessage, marks: DeletionMarks): MarkChange {
+  return {
+    isDeleted: marks.isDeleted,
+    documents: marks.documents
+      .filter((d, i) => d.isDeleted !== message.documents[i]?.isDeleted)
+      .map((d) => ({ documentId: d.documentId, isDeleted: d.isDeleted })),
+  };
+}
+
 function setMark(
   documents: readonly DocflowDocument[],
   isDeleted: boolean,
@@ -141,7 +151,14 @@ async function changeMarks(
     if (next.changed.some((d) => !reaches(d.departmentId))) {
       throw documentOutOfReach();
     }
-    if (await deps.messages.saveMarks(boxId, messageId, message.version, next.marks)) {
+    if (
+      await deps.messages.saveMarks(
+        boxId,
+        messageId,
+        message.version,
+        changeOf(message, next.marks),
+      )
+    ) {
       return;
     }
     if (attempt >= MAX_ATTEMPTS) {

@@ -87,6 +87,12 @@ export interface DeletionMarks {
   readonly documents: readonly DocflowDocument[];
 }
 
+/** What a call writes: the message's mark and the marks of the documents whose mark changes. */
+export interface MarkChange {
+  readonly isDeleted: boolean;
+  readonly documents: readonly Pick<DocflowDocument, "documentId" | "isDeleted">[];
+}
+
 /** The default counteragent group: always exists, holds every counteragent not placed elsewhere. */
 export const DEFAULT_GROUP_ID = NIL_UUID;
 

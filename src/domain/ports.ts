@@ -6,11 +6,11 @@ import type {
   Counteragent,
   CounteragentGroup,
   CounteragentStatus,
-  DeletionMarks,
   DocflowMessage,
   Employee,
   EmployeeRights,
   GroupPosition,
+  MarkChange,
 } from "./model";
 
 export interface CredentialStore {
@@ -43,14 +43,16 @@ export interface EmployeeStore {
 export interface MessageStore {
   findMessage(boxId: string, messageId: string): Promise<DocflowMessage | null>;
   /**
-   * Writes new marks in one conditional update, only if the message is still
-   * at `version`. Returns false when another call changed it first.
+   * Sets the message's mark and the marks of the listed documents (only those
+   * that change) in one conditional update, only if the message is still at
+   * `version`, touching no other field. Returns false when another call
+   * changed it first.
    */
   saveMarks(
     boxId: string,
     messageId: string,
     version: number,
-    marks: DeletionMarks,
+    change: MarkChange,
   ): Promise<boolean>;
 }
 
