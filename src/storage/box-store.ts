@@ -12,11 +12,21 @@ export interface BoxDocument {
   departments: Department[];
 }
 
+/** Only what the access checks read: the box document may hold much more (organization details). */
+const BOX_PROJECTION = {
+  _id: 0,
+  boxId: 1,
+  organizationName: 1,
+  apiSubscriptionEndsAt: 1,
+  "departments.departmentId": 1,
+  "departments.parentDepartmentId": 1,
+} as const;
+
 export function createBoxStore(db: Db): BoxStore {
   const boxes = db.collection<BoxDocument>(Collections.boxes);
   return {
     async findBox(boxId: string): Promise<Box | null> {
-      const doc = await boxes.findOne({ _id: boxId, boxId });
+      const doc = await boxes.findOne({ _id: boxId, boxId }, { projection: BOX_PROJECTION });
       if (!doc) {
         return null;
       }

@@ -9,7 +9,7 @@ import { groupNameKey } from "../domain/counteragent-groups";
 import { duplicateGroupName } from "../domain/errors";
 import type { CounteragentGroup } from "../domain/model";
 import type { CounteragentGroupStore } from "../domain/ports";
-import { Collections } from "./collections";
+import { Collections, IndexNames } from "./collections";
 
 export interface CounteragentGroupDocument {
   boxId: string;
@@ -25,9 +25,20 @@ export interface CounteragentGroupDocument {
 }
 
 /** The unique index of names within a box (src/storage/collections.ts). */
-export const GROUP_NAME_INDEX = "boxId_nameKey";
+export const GROUP_NAME_INDEX = IndexNames.groupName;
 /** The order of GetCounteragentGroups. */
-export const GROUP_ORDER_INDEX = "boxId_createdAt_groupId";
+export const GROUP_ORDER_INDEX = IndexNames.groupOrder;
+
+/** The fields of a group the operations answer with or decide on. */
+const GROUP_PROJECTION = {
+  _id: 0,
+  boxId: 1,
+  counteragentGroupId: 1,
+  name: 1,
+  departmentIds: 1,
+  createdAt: 1,
+  deletingSince: 1,
+} as const;
 
 /** Not a name key any name can have: names hold no control characters. */
 const deletingNameKey = (counteragentGroupId: string) =>
@@ -42,7 +53,10 @@ export function createCounteragentGroupStore(db: Db): CounteragentGroupStore {
   const groups = db.collection<CounteragentGroupDocument>(Collections.counteragentGroups);
   return {
     async findGroup(boxId, counteragentGroupId) {
-      const doc = await groups.findOne({ boxId, counteragentGroupId });
+      const doc = await groups.findOne(
+        { boxId, counteragentGroupId },
+        { projection: GROUP_PROJECTION },
+      );
       return doc ? toGroup(doc) : null;
     },
     async listGroups(boxId, skip, limit) {
@@ -50,7 +64,13 @@ export function createCounteragentGroupStore(db: Db): CounteragentGroupStore {
       const docs = await groups
         .find(
           { boxId, ...LIVE },
-          { sort: { createdAt: 1, counteragentGroupId: 1 }, skip, limit, hint: GROUP_ORDER_INDEX },
+          {
+            sort: { createdAt: 1, counteragentGroupId: 1 },
+            skip,
+            limit,
+            hint: GROUP_ORDER_INDEX,
+            projection: GROUP_PROJECTION,
+          },
         )
         .toArray();
       return docs.map(toGroup);

@@ -21,11 +21,14 @@ export function createCredentialStore(db: Db): CredentialStore {
   const tokens = db.collection<TokenDocument>(Collections.tokens);
   return {
     async findApiClient(keyHash: string): Promise<ApiClient | null> {
-      const doc = await clients.findOne({ _id: keyHash });
+      const doc = await clients.findOne({ _id: keyHash }, { projection: { name: 1, enabled: 1 } });
       return doc ? { name: doc.name, enabled: doc.enabled } : null;
     },
     async findToken(tokenHash: string): Promise<AccessToken | null> {
-      const doc = await tokens.findOne({ _id: tokenHash });
+      const doc = await tokens.findOne(
+        { _id: tokenHash },
+        { projection: { userId: 1, expiresAt: 1 } },
+      );
       return doc ? { userId: doc.userId, expiresAt: new Date(doc.expiresAt) } : null;
     },
   };

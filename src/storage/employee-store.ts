@@ -51,7 +51,10 @@ export function createEmployeeStore(db: Db): EmployeeStore {
       return doc ? toRights(doc) : null;
     },
     async findEmployee(boxId: string, userId: string): Promise<Employee | null> {
-      const doc = await employees.findOne({ boxId, userId });
+      const doc = await employees.findOne(
+        { boxId, userId },
+        { projection: { ...RIGHTS_PROJECTION, subscriptions: 1 } },
+      );
       if (!doc) {
         return null;
       }
