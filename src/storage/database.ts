@@ -1,5 +1,5 @@
 /** Opens the database: the server MONGODB_URI names, or the embedded one. */
-import { type Db, MongoClient } from "mongodb";
+import { type CommandStartedEvent, type Db, MongoClient } from "mongodb";
 import { ensureIndexes } from "./collections";
 import { startEmbeddedServer } from "./embedded-server";
 
@@ -24,6 +24,8 @@ export interface DatabaseOptions {
    * every socket read. A stalled server gives an error after this time, never a hang.
    */
   readonly operationTimeoutMs: number;
+  /** Called with every command the driver sends (command monitoring); tests count round trips with it. */
+  readonly onCommand?: (event: CommandStartedEvent) => void;
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
@@ -35,7 +37,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     serverSelectionTimeoutMS: wait,
     connectTimeoutMS: wait,
     socketTimeoutMS: wait,
+    monitorCommands: options.onCommand !== undefined,
   });
+  if (options.onCommand) client.on("commandStarted", options.onCommand);
   try {
     await client.connect();
     const db = client.db(options.name);

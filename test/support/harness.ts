@@ -23,7 +23,7 @@ import { loadFixture } from "../../src/fixtures/load";
 import { createHttpServer, type HttpServer, type HttpServerOptions } from "../../src/http/server";
 import { createLogger } from "../../src/log";
 import { createPipeline, MAX_REQUEST_BYTES, routes } from "../../src/rpc/router";
-import { type Database, openDatabase } from "../../src/storage/database";
+import { type Database, type DatabaseOptions, openDatabase } from "../../src/storage/database";
 import type { ReadCacheOptions } from "../../src/storage/read-cache";
 import { startTestDatabase, type TestDatabase } from "./database";
 import { baseFixture } from "./fixture";
@@ -87,8 +87,10 @@ export const TEST_CACHE = { ttlMs: 5_000, maxEntries: 10_000 };
 /** Timeouts of test servers: the service's defaults unless a test asks for others. */
 export const TEST_TIMEOUTS: Timeouts = { ...DEFAULT_TIMEOUTS, shutdownMs: 5_000 };
 
-/** What a test may add to the service's dependencies (test hooks of the domain). */
-export type HarnessOptions = Pick<DepsOptions, "groupHooks"> & Partial<HttpServerOptions>;
+/** What a test may add: test hooks of the domain, a command listener, the server's options. */
+export type HarnessOptions = Pick<DepsOptions, "groupHooks"> &
+  Pick<DatabaseOptions, "onCommand"> &
+  Partial<HttpServerOptions>;
 
 export async function startHarness(
   fixture: unknown = baseFixture(),
@@ -101,13 +103,14 @@ export async function startHarness(
     uri: testDb.uri,
     name: testDb.name,
     operationTimeoutMs: timeouts.databaseMs,
+    onCommand: options.onCommand,
   });
   await loadFixture(database.db, fixture);
   const logs: string[] = [];
   const deps = createDeps(
     database,
     createLogger("info", (line) => logs.push(line)),
-    { healthTimeoutMs: timeouts.healthMs, cache, ...options },
+    { healthTimeoutMs: timeouts.healthMs, cache, groupHooks: options.groupHooks },
   );
   const server = createHttpServer(deps, timeouts, {
     corsAllowedOrigins: options.corsAllowedOrigins ?? [],
