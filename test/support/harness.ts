@@ -87,10 +87,13 @@ export const TEST_CACHE = { ttlMs: 5_000, maxEntries: 10_000 };
 /** Timeouts of test servers: the service's defaults unless a test asks for others. */
 export const TEST_TIMEOUTS: Timeouts = { ...DEFAULT_TIMEOUTS, shutdownMs: 5_000 };
 
-/** What a test may add: test hooks of the domain, a command listener, the server's options. */
+/** What a test may add: test hooks of the domain, a command listener, the server's options, a database. */
 export type HarnessOptions = Pick<DepsOptions, "groupHooks"> &
   Pick<DatabaseOptions, "onCommand"> &
-  Partial<HttpServerOptions>;
+  Partial<HttpServerOptions> & {
+    /** A database to serve instead of a fresh one; the harness leaves it running. */
+    readonly database?: TestDatabase;
+  };
 
 export async function startHarness(
   fixture: unknown = baseFixture(),
@@ -98,7 +101,9 @@ export async function startHarness(
   cache: ReadCacheOptions = TEST_CACHE,
   options: HarnessOptions = {},
 ): Promise<Harness> {
-  const testDb: TestDatabase = await startTestDatabase();
+  const testDb: TestDatabase = options.database
+    ? { ...options.database, close: async () => undefined }
+    : await startTestDatabase();
   const database: Database = await openDatabase({
     uri: testDb.uri,
     name: testDb.name,
