@@ -19,7 +19,10 @@ export const Collections = {
 export const IndexNames = {
   /**
    * GetCounteragentsFromGroup: equality on box, group and status, then one
-   * range on `listingKey` (src/storage/listing-key.ts).
+   * range on `listingKey` (src/storage/listing-key.ts); `counteragentBoxId`
+   * last so that the index holds the whole shard key and a sharded page stays
+   * covered (a shard's SHARDING_FILTER reads the shard key from the index
+   * instead of fetching the document).
    */
   groupListing: "group_listing_key",
   groupName: "boxId_nameKey",
@@ -49,7 +52,7 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   [Collections.counteragents]: [
     { key: { boxId: 1, counteragentBoxId: 1 }, name: "boxId_counteragentBoxId", unique: true },
     {
-      key: { boxId: 1, counteragentGroupId: 1, status: 1, listingKey: 1 },
+      key: { boxId: 1, counteragentGroupId: 1, status: 1, listingKey: 1, counteragentBoxId: 1 },
       name: IndexNames.groupListing,
     },
   ],

@@ -1,6 +1,6 @@
 /**
  * Counteragents and their groups. A page is one range on the listing index
- * (boxId, counteragentGroupId, status, listingKey): equality on the first
+ * (boxId, counteragentGroupId, status, listingKey, counteragentBoxId): equality on the first
  * three, `listingKey > position` (src/storage/listing-key.ts), sorted on the
  * index, `limit count`, only the key projected — one bounded, covered index
  * scan whatever plan the server picks. Never skip/offset.
