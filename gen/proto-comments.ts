@@ -53,7 +53,7 @@ export const protoComments: Readonly<Record<string, string>> = {
   "docflow.legacy.CounteragentFromGroupResponse": "One page of the counteragents of a counteragent group.",
   "docflow.legacy.CounteragentFromGroupResponse.AfterIndexKey": "Opaque key of the last counteragent on this page: pass it as\nafterIndexKey to get the next page. Absent only when the page is empty.",
   "docflow.legacy.CounteragentFromGroupResponse.CounteragentBoxId": "Box identifiers of the counteragents on this page, in listing order\n(the time they joined the group, then their box id).",
-  "docflow.legacy.CounteragentFromGroupResponse.TotalCount": "Number of counteragents the listing returns over all pages: members of\nthe group whose status is IsMyCounteragent. Always present, also when 0.",
+  "docflow.legacy.CounteragentFromGroupResponse.TotalCount": "Number of counteragents the listing returns over all pages: members of\nthe group whose status is IsMyCounteragent, counted when the walk started\n(on the page requested without afterIndexKey); every later page of the\nwalk reports the same number. Always present, also when 0.",
   "docflow.legacy.CounteragentGroup": "A counteragent group of a box.",
   "docflow.legacy.CounteragentGroup.CounteragentGroupId": "Identifier of the group, chosen by the service when the group is created.",
   "docflow.legacy.CounteragentGroup.Departments": "The departments whose employees work with the group. Absent: any\ndepartment (never present and empty).",

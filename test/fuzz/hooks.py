@@ -3,7 +3,8 @@
 What a JSON schema cannot say about this API, said here:
 
 - afterIndexKey is a key the server issued for one box and group (base64url of a
-  position sealed with a checksum over the box and the group, src/domain/index-key.ts).
+  walk's TotalCount and a position, sealed with a checksum over the box and the
+  group, src/domain/index-key.ts; version 2).
   The document states its shape; any other value of that shape is a 400 by design.
   So a generated key that is schema-valid is replaced by one minted for the very
   boxId and counteragentGroupId of the request, at a position derived from the

@@ -32,7 +32,9 @@ export type CounteragentFromGroupResponse = Message<"docflow.legacy.Counteragent
 
   /**
    * Number of counteragents the listing returns over all pages: members of
-   * the group whose status is IsMyCounteragent. Always present, also when 0.
+   * the group whose status is IsMyCounteragent, counted when the walk started
+   * (on the page requested without afterIndexKey); every later page of the
+   * walk reports the same number. Always present, also when 0.
    *
    * @generated from field: required int32 TotalCount = 2;
    */
