@@ -15,7 +15,11 @@ export const Collections = {
   messages: "messages",
 } as const;
 
-/** Index names the code refers to (hints, duplicate-key translation). */
+/**
+ * Index names the code refers to (hints, duplicate-key translation). Lookups
+ * and writes on collections with more than one index that could serve them
+ * hint the one they mean, so no plan depends on the planner's trial runs.
+ */
 export const IndexNames = {
   /**
    * GetCounteragentsFromGroup: equality on box, group and status, then one
@@ -25,6 +29,10 @@ export const IndexNames = {
    * instead of fetching the document).
    */
   groupListing: "group_listing_key",
+  /** A counteragent of a box (unique; the shard key). */
+  counteragentKey: "boxId_counteragentBoxId",
+  /** A group of a box (unique). */
+  groupKey: "boxId_groupId",
   groupName: "boxId_nameKey",
   groupOrder: "boxId_createdAt_groupId",
 } as const;
@@ -43,14 +51,18 @@ export const INDEXES: Record<string, IndexDescription[]> = {
   [Collections.boxes]: [{ key: { boxId: 1 }, name: "boxId", unique: true }],
   [Collections.employees]: [{ key: { boxId: 1, userId: 1 }, name: "boxId_userId", unique: true }],
   [Collections.counteragentGroups]: [
-    { key: { boxId: 1, counteragentGroupId: 1 }, name: "boxId_groupId", unique: true },
+    { key: { boxId: 1, counteragentGroupId: 1 }, name: IndexNames.groupKey, unique: true },
     // Names are unique within a box, compared case-insensitively (src/domain/counteragent-groups.ts).
     { key: { boxId: 1, nameKey: 1 }, name: IndexNames.groupName, unique: true },
     // GetCounteragentGroups: creation order, then id.
     { key: { boxId: 1, createdAt: 1, counteragentGroupId: 1 }, name: IndexNames.groupOrder },
   ],
   [Collections.counteragents]: [
-    { key: { boxId: 1, counteragentBoxId: 1 }, name: "boxId_counteragentBoxId", unique: true },
+    {
+      key: { boxId: 1, counteragentBoxId: 1 },
+      name: IndexNames.counteragentKey,
+      unique: true,
+    },
     {
       key: { boxId: 1, counteragentGroupId: 1, status: 1, listingKey: 1, counteragentBoxId: 1 },
       name: IndexNames.groupListing,

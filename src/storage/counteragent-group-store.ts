@@ -55,7 +55,7 @@ export function createCounteragentGroupStore(db: Db): CounteragentGroupStore {
     async findGroup(boxId, counteragentGroupId) {
       const doc = await groups.findOne(
         { boxId, counteragentGroupId },
-        { projection: GROUP_PROJECTION },
+        { projection: GROUP_PROJECTION, hint: IndexNames.groupKey },
       );
       return doc ? toGroup(doc) : null;
     },
@@ -104,7 +104,7 @@ export function createCounteragentGroupStore(db: Db): CounteragentGroupStore {
       if (Object.keys(set).length > 0) update.$set = set;
       const filter: Filter<CounteragentGroupDocument> = { boxId, counteragentGroupId, ...LIVE };
       const result = await translateDuplicateName(changes.name ?? "", () =>
-        groups.updateOne(filter, update),
+        groups.updateOne(filter, update, { hint: IndexNames.groupKey }),
       );
       // matched, not modified: a change to the values the group already has is still a success.
       return result.matchedCount > 0;
@@ -113,11 +113,15 @@ export function createCounteragentGroupStore(db: Db): CounteragentGroupStore {
       const result = await groups.updateOne(
         { boxId, counteragentGroupId, ...LIVE },
         { $set: { deletingSince: at, nameKey: deletingNameKey(counteragentGroupId) } },
+        { hint: IndexNames.groupKey },
       );
       return result.modifiedCount > 0;
     },
     async removeGroup(boxId, counteragentGroupId) {
-      await groups.deleteOne({ boxId, counteragentGroupId, deletingSince: { $exists: true } });
+      await groups.deleteOne(
+        { boxId, counteragentGroupId, deletingSince: { $exists: true } },
+        { hint: IndexNames.groupKey },
+      );
     },
   };
 }

@@ -86,7 +86,7 @@ export function createCounteragentStore(db: Db): CounteragentStore & Counteragen
     async findCounteragent(boxId, counteragentBoxId): Promise<Counteragent | null> {
       const doc = await counteragents.findOne(
         { boxId, counteragentBoxId },
-        { projection: COUNTERAGENT_PROJECTION },
+        { projection: COUNTERAGENT_PROJECTION, hint: IndexNames.counteragentKey },
       );
       return doc
         ? {
@@ -106,9 +106,11 @@ export function createCounteragentStore(db: Db): CounteragentStore & Counteragen
         counteragentGroupId: move.from,
         ...(move.status === undefined ? {} : { status: move.status }),
       };
-      const result = await counteragents.updateOne(filter, {
-        $set: membership(counteragentBoxId, move.to, move.joinedGroupAt),
-      });
+      const result = await counteragents.updateOne(
+        filter,
+        { $set: membership(counteragentBoxId, move.to, move.joinedGroupAt) },
+        { hint: IndexNames.counteragentKey },
+      );
       return result.modifiedCount > 0;
     },
     async moveAllMembers(boxId, from, to, joinedGroupAt) {
@@ -129,6 +131,7 @@ export function createCounteragentStore(db: Db): CounteragentStore & Counteragen
               updateOne: {
                 filter: { boxId, counteragentBoxId, counteragentGroupId: from },
                 update: { $set: membership(counteragentBoxId, to, joinedGroupAt) },
+                hint: IndexNames.counteragentKey,
               },
             }),
           ),
@@ -221,6 +224,7 @@ export async function giveListingKeys(
             }),
           },
         },
+        hint: IndexNames.counteragentKey,
       },
     });
     if (ops.length >= BATCH) await flush();
