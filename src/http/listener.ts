@@ -74,6 +74,21 @@ export function createListener(
           (req as http2.Http2ServerRequest).stream.close(http2.constants.NGHTTP2_CANCEL);
         }, timeouts.requestMs);
     if (receiveTimer) req.once("end", () => clearTimeout(receiveTimer));
+    if (!h1Socket) {
+      // h2: an answer sent before the request body has all arrived (a size refused
+      // by the router) ends the stream once its trailers are out, as gRPC servers
+      // do (RST_STREAM NO_ERROR); otherwise it would stay open, in flight, until
+      // the request timeout. Node's compatibility layer always asks for trailers.
+      const { stream } = req as http2.Http2ServerRequest;
+      stream.once("wantTrailers", () =>
+        setImmediate(() => {
+          if (req.complete || stream.closed) return;
+          stream.close(http2.constants.NGHTTP2_NO_ERROR);
+          // The unread rest of the body would hold the stream open: drop it.
+          stream.destroy();
+        }),
+      );
+    }
     res.once("close", () => {
       inFlight--;
       if (receiveTimer) clearTimeout(receiveTimer);
