@@ -57,6 +57,8 @@ export interface Config {
   /** Credentials, employee rights and boxes are reused for this long (0: no cache). */
   readonly authCacheTtlMs: number;
   readonly authCacheMaxEntries: number;
+  /** Prometheus metrics on GET /metrics. */
+  readonly metricsEnabled: boolean;
 }
 
 export class ConfigError extends Error {
@@ -143,6 +145,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const authCacheTtlMs = integer("AUTH_CACHE_TTL_S", 5, 0, 300) * 1000;
   const authCacheMaxEntries = integer("AUTH_CACHE_MAX_ENTRIES", 10_000, 1, 10_000_000);
+  const metricsRaw = (value("METRICS_ENABLED") ?? "true").toLowerCase();
+  if (metricsRaw !== "true" && metricsRaw !== "false") {
+    problems.push('METRICS_ENABLED must be "true" or "false"');
+  }
+  const metricsEnabled = metricsRaw !== "false";
   // Node refuses a headers timeout above the request timeout.
   if (timeouts.headersMs > timeouts.requestMs) {
     problems.push("HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS");
@@ -161,5 +168,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     corsAllowedOrigins: Object.freeze(corsAllowedOrigins),
     authCacheTtlMs,
     authCacheMaxEntries,
+    metricsEnabled,
   });
 }

@@ -7,6 +7,8 @@ import { FixtureError } from "./fixtures/fixture";
 import { loadFixture, loadFixtureFile } from "./fixtures/load";
 import { createHttpServer } from "./http/server";
 import { createLogger, describeError } from "./log";
+import { createMetrics } from "./observability/metrics";
+import { createObserver } from "./observability/observer";
 import { openDatabase } from "./storage/database";
 import { EmbeddedEngineMissing } from "./storage/embedded-server";
 
@@ -88,6 +90,7 @@ async function main(): Promise<void> {
   });
   const server = createHttpServer(deps, config.timeouts, {
     corsAllowedOrigins: config.corsAllowedOrigins,
+    observer: createObserver(config.metricsEnabled ? createMetrics() : undefined, undefined),
   });
   const stop = async (signal: string) => {
     log.info("shutting down", { signal, drainMs: config.timeouts.drainMs });

@@ -8,7 +8,7 @@
 
 import { randomUUID } from "node:crypto";
 import type { AddressInfo } from "node:net";
-import { createContextValues } from "@connectrpc/connect";
+import { Code, createContextValues } from "@connectrpc/connect";
 import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import {
   universalRequestFromNodeRequest,
@@ -20,6 +20,8 @@ import type { Deps } from "../deps";
 import { createLegacyBridge } from "../legacy/bridge";
 import { buildOpenApi } from "../legacy/openapi";
 import { describeError } from "../log";
+import { createObserver, type Observer } from "../observability/observer";
+import { callOutcomeKey, UNKNOWN_RPC_METHOD } from "../observability/outcome";
 import { requestIdKey, shutdownKey } from "../rpc/context";
 import { INTERNAL_MESSAGE, legacyError } from "../rpc/error-table";
 import { createPipeline } from "../rpc/router";
@@ -49,6 +51,8 @@ export interface HttpServer {
 export interface HttpServerOptions {
   /** CORS_ALLOWED_ORIGINS: exact origins, or ["*"]; empty: no CORS. */
   readonly corsAllowedOrigins: readonly string[];
+  /** Metrics and traces of every request (src/observability); none when absent. */
+  readonly observer?: Observer;
 }
 
 export function createHttpServer(
@@ -70,6 +74,7 @@ export function createHttpServer(
   );
   const health = createHealthEndpoints(deps.healthy);
   const shutdown = new AbortController();
+  const observer = options.observer ?? createObserver(undefined, undefined);
 
   const onRequest = (req: NodeRequest, res: NodeResponse) => {
     const started = process.hrtime.bigint();
@@ -81,19 +86,25 @@ export function createHttpServer(
     const given = req.headers["x-request-id"];
     const requestId = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
     res.setHeader("x-request-id", requestId);
+    const observed = observer.begin(req, res, path);
     let route: string | undefined;
     let protocol = "http";
     res.once("close", () => {
+      // A response that never finished was cut short by the client (nginx's 499).
+      const status = res.writableFinished ? res.statusCode : 499;
+      const durationNs = process.hrtime.bigint() - started;
+      observed.route = route;
+      observed.end(status, Number(durationNs) / 1e9);
       deps.log.info("request", {
         requestId,
+        ...observed.logFields,
         method: req.method,
         path: path.slice(0, MAX_SHOWN_PATH),
         route,
         protocol,
         httpVersion: req.httpVersion,
-        // A response that never finished was cut short by the client (nginx's 499).
-        status: res.writableFinished ? res.statusCode : 499,
-        durationMs: Number((process.hrtime.bigint() - started) / 1000n) / 1000,
+        status,
+        durationMs: Number(durationNs / 1000n) / 1000,
       });
     });
 
@@ -103,6 +114,7 @@ export function createHttpServer(
         route = path;
         protocol = rpcProtocol(req.headers["content-type"]);
         if (cors.handle(req, res)) return;
+        observed.rpc(protocol === "connect" ? "connectrpc" : "grpc", path.slice(1));
         if (!rpc.allowedMethods.includes(req.method ?? "")) {
           sendError(req, res, legacyError(405, `use ${rpc.allowedMethods.join(" or ")}`), {
             allow: rpc.allowedMethods.join(", "),
@@ -111,14 +123,21 @@ export function createHttpServer(
         }
         const values = createContextValues()
           .set(shutdownKey, shutdown.signal)
-          .set(requestIdKey, requestId);
+          .set(requestIdKey, requestId)
+          .set(callOutcomeKey, observed.outcome);
         const uRes = await rpc(universalRequestFromNodeRequest(req, res, undefined, values));
-        await universalResponseToNodeResponse(uRes, res);
+        await universalResponseToNodeResponse(observed.watch(uRes, protocol === "grpc-web"), res);
         return;
       }
       if (HEALTH_PATHS.has(path)) {
         route = path;
         await health.handle(req, res, path);
+        return;
+      }
+      const metrics = observer.metricsRoute(path);
+      if (metrics) {
+        route = path;
+        await metrics.handle(req, res);
         return;
       }
       const docsRoute = docs.route(path);
@@ -132,26 +151,36 @@ export function createHttpServer(
         route = candidates[0]?.path;
         protocol = "legacy";
         if (cors.handle(req, res)) return;
+        // The pipeline's outermost interceptor names the method the verb chose.
+        observed.rpc("docflow_legacy", UNKNOWN_RPC_METHOD);
         const values = createContextValues()
           .set(shutdownKey, shutdown.signal)
-          .set(requestIdKey, requestId);
+          .set(requestIdKey, requestId)
+          .set(callOutcomeKey, observed.outcome);
         await bridge.handle(req, res, candidates, query, values);
         return;
       }
       if (isGrpc(req.headers["content-type"])) {
         protocol = rpcProtocol(req.headers["content-type"]);
+        observed.rpc("grpc", UNKNOWN_RPC_METHOD);
+        observed.outcome.code = Code.Unimplemented;
         unimplemented(req, res, path);
         return;
       }
       sendError(req, res, legacyError(404, `no such path: ${path.slice(0, MAX_SHOWN_PATH)}`));
     };
 
-    dispatch().catch((error: unknown) => {
+    observed.run(dispatch).catch((error: unknown) => {
       if (res.destroyed || req.destroyed) {
         // The client went away mid-answer: the access log line says 499; nothing failed here.
         return;
       }
-      deps.log.error("request failed", { requestId, path, ...describeError(error) });
+      deps.log.error("request failed", {
+        requestId,
+        ...observed.logFields,
+        path: path.slice(0, MAX_SHOWN_PATH),
+        ...describeError(error),
+      });
       sendError(req, res, legacyError(500, INTERNAL_MESSAGE));
     });
   };

@@ -17,6 +17,7 @@ import type { UniversalHandler } from "@connectrpc/connect/protocol";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import type { Deps } from "../deps";
 import { COMPRESS_MIN_BYTES } from "../http/compression";
+import { outcomeInterceptor } from "../observability/outcome";
 import { CounteragentService, counteragentService } from "./counteragent-service";
 import { DocumentService, documentService } from "./document-service";
 import { createHealthService, Health } from "./health-service";
@@ -92,6 +93,8 @@ export interface PipelineOptions {
 
 export function createPipeline(deps: Deps, options: PipelineOptions): Pipeline {
   const interceptors: Interceptor[] = [
+    // Outermost: sees the code the call ends with, for metrics and traces (src/observability).
+    outcomeInterceptor,
     createErrorInterceptor(deps),
     createDepsInterceptor(deps),
     createDeadlineInterceptor(options.callDeadlineMs, deps.log),

@@ -119,6 +119,7 @@ export async function startHarness(
   );
   const server = createHttpServer(deps, timeouts, {
     corsAllowedOrigins: options.corsAllowedOrigins ?? [],
+    observer: options.observer,
   });
   const address = await server.listen(0, "127.0.0.1");
   return {

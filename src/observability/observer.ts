@@ -1,0 +1,136 @@
+/**
+ * The front's one hook into observability: each request is observed from
+ * its first byte to its 'close' — metrics of every request and of every RPC
+ * call (legacy ones included), and the request's SERVER span when tracing is
+ * on. The front says what it learnt (the declared route, the RPC method);
+ * everything else is decided here.
+ */
+import type { UniversalServerResponse } from "@connectrpc/connect/protocol";
+import type { NodeRequest, NodeResponse } from "../http/responder";
+import type { LogFields } from "../log";
+import { knownMethod, METRICS_PATH, type Metrics, protocolVersion } from "./metrics";
+import {
+  type CallOutcome,
+  type RpcSystem,
+  SERVER_ERROR_CODES,
+  statusCodeOf,
+  watchResponse,
+} from "./outcome";
+
+/** What a finished request was, for the tracer. */
+export interface RequestSummary {
+  readonly method: string;
+  readonly route: string | undefined;
+  readonly status: number;
+  readonly protocolVersion: string;
+  readonly rpc:
+    | {
+        readonly system: RpcSystem;
+        readonly method: string;
+        readonly statusCode: string | undefined;
+        readonly serverError: boolean;
+      }
+    | undefined;
+}
+
+/** One request's span (tracing.ts). */
+export interface RequestSpan {
+  readonly logFields: LogFields;
+  run<T>(work: () => T): T;
+  end(summary: RequestSummary): void;
+}
+
+/** Starts a SERVER span for a request, or none (not traced, or not sampled). */
+export interface RequestTracer {
+  start(req: NodeRequest, path: string): RequestSpan | undefined;
+}
+
+export interface RequestObservation {
+  /** The declared route, once the front knows it. */
+  route: string | undefined;
+  /** Says the request is a call of `method` (fully qualified, or `_OTHER`). */
+  rpc(system: RpcSystem, method: string): void;
+  /** Where the pipeline's outermost interceptor writes how the call ended. */
+  readonly outcome: CallOutcome;
+  /** Passes an RPC answer through, watching it for its status. */
+  watch(res: UniversalServerResponse, grpcWeb: boolean): UniversalServerResponse;
+  /** Runs the request's work in its trace context. */
+  run<T>(work: () => T): T;
+  /** traceId and spanId when a span is recorded. */
+  readonly logFields: LogFields;
+  end(status: number, seconds: number): void;
+}
+
+export interface Observer {
+  /** GET /metrics, when metrics are on. */
+  metricsRoute(path: string): Metrics | undefined;
+  begin(req: NodeRequest, res: NodeResponse, path: string): RequestObservation;
+}
+
+const NO_FIELDS: LogFields = Object.freeze({});
+
+export function createObserver(
+  metrics: Metrics | undefined,
+  tracer: RequestTracer | undefined,
+): Observer {
+  return {
+    metricsRoute: (path) => (path === METRICS_PATH ? metrics : undefined),
+    begin(req, _res, path) {
+      metrics?.requestStarted();
+      const span = tracer?.start(req, path);
+      let call: { system: RpcSystem; method: string } | undefined;
+      let codeOfAnswer: (() => ReturnType<ReturnType<typeof watchResponse>["code"]>) | undefined;
+      const outcome: CallOutcome = { code: undefined, method: undefined };
+      return {
+        route: undefined,
+        outcome,
+        rpc(system, method) {
+          call = { system, method };
+        },
+        watch(uRes, grpcWeb) {
+          const watched = watchResponse(uRes, grpcWeb);
+          codeOfAnswer = watched.code;
+          return watched.response;
+        },
+        run: (work) => (span ? span.run(work) : work()),
+        logFields: span?.logFields ?? NO_FIELDS,
+        end(status, seconds) {
+          const method = knownMethod(req.method);
+          const version = protocolVersion(req.httpVersion);
+          let rpc: RequestSummary["rpc"];
+          if (call) {
+            let code = outcome.code;
+            if (code === undefined) code = codeOfAnswer?.();
+            // No interceptor ran and no RPC answer was written (405, client gone): not a call.
+            if (code !== undefined) {
+              const statusCode = statusCodeOf(call.system, code);
+              const serverError = code !== null && SERVER_ERROR_CODES.has(code);
+              const rpcMethod = outcome.method ?? call.method;
+              rpc = { system: call.system, method: rpcMethod, statusCode, serverError };
+              metrics?.callEnded(
+                {
+                  rpc_system_name: call.system,
+                  rpc_method: rpcMethod,
+                  ...(statusCode !== undefined && { rpc_response_status_code: statusCode }),
+                  ...(serverError && statusCode !== undefined && { error_type: statusCode }),
+                },
+                seconds,
+              );
+            }
+          }
+          metrics?.requestEnded(
+            {
+              http_request_method: method,
+              ...(this.route !== undefined && { http_route: this.route }),
+              http_response_status_code: status,
+              network_protocol_version: version,
+              ...(status >= 500 && { error_type: String(status) }),
+            },
+            seconds,
+          );
+          span?.end({ method, route: this.route, status, protocolVersion: version, rpc });
+        },
+      };
+    },
+  };
+}
