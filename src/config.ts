@@ -1,6 +1,7 @@
 /** Configuration, from environment variables only, checked once at start-up. */
 import { existsSync } from "node:fs";
 import { LOG_LEVELS, type LogLevel } from "./log";
+import { loadTracingConfig, type TracingConfig } from "./observability/otel-config";
 
 /** Limits that protect the service from slow, idle and stuck peers (SPEC §9, README "Timeouts"). */
 export interface Timeouts {
@@ -59,6 +60,8 @@ export interface Config {
   readonly authCacheMaxEntries: number;
   /** Prometheus metrics on GET /metrics. */
   readonly metricsEnabled: boolean;
+  /** OpenTelemetry traces, from the standard OTEL_* variables; undefined: off. */
+  readonly tracing: TracingConfig | undefined;
 }
 
 export class ConfigError extends Error {
@@ -150,6 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     problems.push('METRICS_ENABLED must be "true" or "false"');
   }
   const metricsEnabled = metricsRaw !== "false";
+  const tracing = loadTracingConfig(env, problems);
   // Node refuses a headers timeout above the request timeout.
   if (timeouts.headersMs > timeouts.requestMs) {
     problems.push("HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS");
@@ -169,5 +173,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authCacheTtlMs,
     authCacheMaxEntries,
     metricsEnabled,
+    tracing,
   });
 }

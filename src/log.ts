@@ -14,13 +14,24 @@ export interface Logger {
 export function createLogger(
   level: LogLevel,
   write: (line: string) => void = createStdoutWriter(),
+  /** Fields of the moment (the active span's traceId and spanId), added to warn and error lines. */
+  context?: () => LogFields | undefined,
 ): Logger {
   const threshold = LOG_LEVELS.indexOf(level);
   const emit = (at: Exclude<LogLevel, "silent">, message: string, fields?: LogFields) => {
     if (LOG_LEVELS.indexOf(at) < threshold) {
       return;
     }
-    write(JSON.stringify({ time: new Date().toISOString(), level: at, msg: message, ...fields }));
+    const extra = context && (at === "error" || at === "warn") ? context() : undefined;
+    write(
+      JSON.stringify({
+        time: new Date().toISOString(),
+        level: at,
+        msg: message,
+        ...extra,
+        ...fields,
+      }),
+    );
   };
   return {
     debug: (message, fields) => emit("debug", message, fields),

@@ -9,11 +9,14 @@ import { createHttpServer } from "./http/server";
 import { createLogger, describeError } from "./log";
 import { createMetrics } from "./observability/metrics";
 import { createObserver } from "./observability/observer";
+import { startTracing, type Tracing } from "./observability/tracing";
 import { openDatabase } from "./storage/database";
 import { EmbeddedEngineMissing } from "./storage/embedded-server";
 
 /** Two signals closer than this are one request to stop (see onSignal). */
 const REPEATED_SIGNAL_MS = 1_000;
+/** On shutdown, spans still queued are exported within this time. */
+const TRACE_FLUSH_MS = 2_000;
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -26,7 +29,11 @@ async function main(): Promise<void> {
     }
     throw error;
   }
-  const log = createLogger(config.logLevel);
+  let tracing: Tracing | undefined;
+  const log = createLogger(config.logLevel, undefined, () => tracing?.logFields());
+  if (config.tracing) {
+    tracing = await startTracing({ config: config.tracing, log });
+  }
   log.info("starting", { node: process.version, pid: process.pid });
 
   // Signals are handled from the first line on. A signal sent to the whole
@@ -53,6 +60,7 @@ async function main(): Promise<void> {
       uri: config.mongodbUri,
       name: config.mongodbDatabase,
       operationTimeoutMs: config.timeouts.databaseMs,
+      monitor: tracing ? (client) => tracing?.attach(client) : undefined,
     });
   } catch (error) {
     if (error instanceof EmbeddedEngineMissing) {
@@ -90,12 +98,14 @@ async function main(): Promise<void> {
   });
   const server = createHttpServer(deps, config.timeouts, {
     corsAllowedOrigins: config.corsAllowedOrigins,
-    observer: createObserver(config.metricsEnabled ? createMetrics() : undefined, undefined),
+    observer: createObserver(config.metricsEnabled ? createMetrics() : undefined, tracing?.tracer),
   });
   const stop = async (signal: string) => {
     log.info("shutting down", { signal, drainMs: config.timeouts.drainMs });
     await server.drain(config.timeouts.drainMs);
     await server.close();
+    // After the in-flight calls, before the database: their spans are exported, within 2 s.
+    await tracing?.shutdown(TRACE_FLUSH_MS);
     await database.close();
     log.info("stopped");
     process.exit(0);

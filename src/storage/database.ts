@@ -26,6 +26,8 @@ export interface DatabaseOptions {
   readonly operationTimeoutMs: number;
   /** Called with every command the driver sends (command monitoring); tests count round trips with it. */
   readonly onCommand?: (event: CommandStartedEvent) => void;
+  /** Tracing: watches the client's commands (command monitoring is on only then). */
+  readonly monitor?: (client: MongoClient) => void;
 }
 
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
@@ -37,9 +39,10 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
     serverSelectionTimeoutMS: wait,
     connectTimeoutMS: wait,
     socketTimeoutMS: wait,
-    monitorCommands: options.onCommand !== undefined,
+    monitorCommands: options.onCommand !== undefined || options.monitor !== undefined,
   });
   if (options.onCommand) client.on("commandStarted", options.onCommand);
+  options.monitor?.(client);
   try {
     await client.connect();
     const db = client.db(options.name);

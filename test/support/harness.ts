@@ -22,6 +22,8 @@ import { createDeps, type Deps, type DepsOptions } from "../../src/deps";
 import { loadFixture } from "../../src/fixtures/load";
 import { createHttpServer, type HttpServer, type HttpServerOptions } from "../../src/http/server";
 import { createLogger } from "../../src/log";
+import { createObserver } from "../../src/observability/observer";
+import type { Tracing } from "../../src/observability/tracing";
 import { createPipeline, MAX_REQUEST_BYTES, routes } from "../../src/rpc/router";
 import { type Database, type DatabaseOptions, openDatabase } from "../../src/storage/database";
 import type { ReadCacheOptions } from "../../src/storage/read-cache";
@@ -93,6 +95,8 @@ export type HarnessOptions = Pick<DepsOptions, "groupHooks"> &
   Partial<HttpServerOptions> & {
     /** A database to serve instead of a fresh one; the harness leaves it running. */
     readonly database?: TestDatabase;
+    /** Traces (an in-memory exporter in tests): SERVER spans, MongoDB spans, ids in log lines. */
+    readonly tracing?: Promise<Tracing>;
   };
 
 export async function startHarness(
@@ -104,22 +108,28 @@ export async function startHarness(
   const testDb: TestDatabase = options.database
     ? { ...options.database, close: async () => undefined }
     : await startTestDatabase();
+  const tracing = await options.tracing;
   const database: Database = await openDatabase({
     uri: testDb.uri,
     name: testDb.name,
     operationTimeoutMs: timeouts.databaseMs,
     onCommand: options.onCommand,
+    monitor: tracing ? (client) => tracing.attach(client) : undefined,
   });
   await loadFixture(database.db, fixture);
   const logs: string[] = [];
   const deps = createDeps(
     database,
-    createLogger("info", (line) => logs.push(line)),
+    createLogger(
+      "info",
+      (line) => logs.push(line),
+      () => tracing?.logFields(),
+    ),
     { healthTimeoutMs: timeouts.healthMs, cache, groupHooks: options.groupHooks },
   );
   const server = createHttpServer(deps, timeouts, {
     corsAllowedOrigins: options.corsAllowedOrigins ?? [],
-    observer: options.observer,
+    observer: options.observer ?? (tracing ? createObserver(undefined, tracing.tracer) : undefined),
   });
   const address = await server.listen(0, "127.0.0.1");
   return {
@@ -154,8 +164,12 @@ export async function callRpc<I extends DescMessage, O extends DescMessage>(
   method: DescMethodUnary<I, O>,
   request: MessageShape<I>,
   authorization?: string,
+  extraHeaders: Record<string, string> = {},
 ): Promise<RpcResult<MessageShape<O>>> {
-  const headers: Record<string, string> = authorization ? { authorization } : {};
+  const headers: Record<string, string> = {
+    ...extraHeaders,
+    ...(authorization ? { authorization } : {}),
+  };
   if (protocol === "grpc") {
     return grpcUnary(h, method, request, headers);
   }

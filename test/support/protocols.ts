@@ -35,11 +35,12 @@ export async function call<I extends DescMessage, O extends DescMessage>(
   method: DescMethodUnary<I, O>,
   request: MessageShape<I>,
   authorization?: string,
+  extraHeaders: Record<string, string> = {},
 ): Promise<Outcome<MessageShape<O>>> {
   if (protocol === "legacy-protobuf" || protocol === "legacy-json") {
-    return callLegacy(h, protocol, method, request, authorization);
+    return callLegacy(h, protocol, method, request, authorization, extraHeaders);
   }
-  const r = await callRpc(h, protocol as RpcProtocol, method, request, authorization);
+  const r = await callRpc(h, protocol as RpcProtocol, method, request, authorization, extraHeaders);
   return r.ok
     ? r
     : { ok: false, status: statusOf(r.code, r.reason), errorCode: r.errorCode, message: r.message };
@@ -50,7 +51,8 @@ async function callLegacy<I extends DescMessage, O extends DescMessage>(
   protocol: "legacy-protobuf" | "legacy-json",
   method: DescMethodUnary<I, O>,
   request: MessageShape<I>,
-  authorization?: string,
+  authorization: string | undefined,
+  extraHeaders: Record<string, string>,
 ): Promise<Outcome<MessageShape<O>>> {
   const rule = getOption(method, http);
   const verb = rule.pattern.case?.toUpperCase() ?? "POST";
@@ -70,7 +72,7 @@ async function callLegacy<I extends DescMessage, O extends DescMessage>(
       query.set(field.jsonName, String(value));
     }
   }
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...extraHeaders };
   if (authorization) headers.authorization = authorization;
   if (json) {
     headers.accept = "application/json";
