@@ -79,3 +79,54 @@ describe("no silent in-memory production", () => {
     expect(problemsOf({ EMBEDDED_DB: "yes" })).toEqual(['EMBEDDED_DB must be "allow" or unset']);
   });
 });
+
+describe("observability", () => {
+  it("METRICS_ENABLED: true by default, false turns metrics off, anything else refused", () => {
+    expect(loadConfig({}).metricsEnabled).toBe(true);
+    expect(loadConfig({ METRICS_ENABLED: "false" }).metricsEnabled).toBe(false);
+    expect(problemsOf({ METRICS_ENABLED: "no" })).toEqual([
+      'METRICS_ENABLED must be "true" or "false"',
+    ]);
+  });
+
+  it("tracing is off unless an endpoint or OTEL_TRACES_EXPORTER=otlp says otherwise", () => {
+    expect(loadConfig({}).tracing).toBeUndefined();
+    const endpoint = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://collector:4318/" };
+    expect(loadConfig(endpoint).tracing).toMatchObject({
+      url: "http://collector:4318/v1/traces",
+      protocol: "http/protobuf",
+      sampler: "parentbased_always_on",
+      propagators: ["tracecontext", "baggage"],
+      serviceName: "docflow-api",
+    });
+    expect(
+      loadConfig({ OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "https://x.example/traces" }).tracing?.url,
+    ).toBe("https://x.example/traces");
+    expect(loadConfig({ OTEL_TRACES_EXPORTER: "otlp" }).tracing?.url).toBe(
+      "http://localhost:4318/v1/traces",
+    );
+    expect(loadConfig({ ...endpoint, OTEL_SDK_DISABLED: "true" }).tracing).toBeUndefined();
+    expect(loadConfig({ ...endpoint, OTEL_TRACES_EXPORTER: "none" }).tracing).toBeUndefined();
+    expect(
+      loadConfig({
+        ...endpoint,
+        OTEL_TRACES_SAMPLER: "parentbased_traceidratio",
+        OTEL_TRACES_SAMPLER_ARG: "0.25",
+        OTEL_PROPAGATORS: "none",
+        OTEL_RESOURCE_ATTRIBUTES: "service.name=from-attributes,team=docs",
+      }).tracing,
+    ).toMatchObject({
+      samplerRatio: 0.25,
+      propagators: [],
+      serviceName: "from-attributes",
+      resourceAttributes: { team: "docs" },
+    });
+  });
+
+  it("a malformed OTEL_* value is refused even when tracing is off, header values never shown", () => {
+    const problems = problemsOf({ OTEL_EXPORTER_OTLP_HEADERS: "api-key" });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toContain("OTEL_EXPORTER_OTLP_HEADERS");
+    expect(problems[0]).not.toContain("api-key");
+  });
+});
