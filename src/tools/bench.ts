@@ -11,6 +11,11 @@
  *
  * Environment: BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_WARMUP_SECONDS (2),
  * BENCH_CONNECTIONS ("32,256"), BENCH_SCENARIOS (comma list, default all).
+ *
+ * `npm run bench -- --observability` (or BENCH_OBSERVABILITY=1) compares the
+ * service with itself instead, interleaved: metrics off, metrics on, metrics
+ * with tracing configured but off (OTEL_SDK_DISABLED=true), and metrics with
+ * tracing at 100 % sampling to a local receiver that discards every export.
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -67,7 +72,32 @@ function serviceCommand(): string[] {
   return [process.execPath, ...start.trim().split(/\s+/)];
 }
 
-type SideName = "service" | "floor" | "grpc-js";
+type SideName =
+  | "service"
+  | "floor"
+  | "grpc-js"
+  | "metrics-off"
+  | "metrics-on"
+  | "tracing-off"
+  | "tracing-100";
+
+/** The observability configurations, in the order they run. */
+const OBSERVABILITY_SIDES: readonly { name: SideName; env: Record<string, string> }[] = [
+  { name: "metrics-off", env: { METRICS_ENABLED: "false" } },
+  { name: "metrics-on", env: { METRICS_ENABLED: "true" } },
+  {
+    name: "tracing-off",
+    env: { METRICS_ENABLED: "true", OTEL_SDK_DISABLED: "true", OTEL_TRACES_EXPORTER: "otlp" },
+  },
+  {
+    name: "tracing-100",
+    env: {
+      METRICS_ENABLED: "true",
+      OTEL_TRACES_EXPORTER: "otlp",
+      OTEL_TRACES_SAMPLER: "always_on",
+    },
+  },
+];
 
 interface Side {
   readonly name: SideName;
@@ -108,6 +138,8 @@ interface Options {
   readonly connections: readonly number[];
   readonly scenarios: readonly Scenario[];
   readonly jsonFile: string | undefined;
+  /** Compare the service's observability configurations instead of service vs floor. */
+  readonly observability: boolean;
 }
 
 function readOptions(): Options {
@@ -138,6 +170,7 @@ function readOptions(): Options {
   const jsonAt = args.indexOf("--json");
   const jsonArg = jsonAt === -1 ? undefined : args[jsonAt + 1];
   return {
+    observability: args.includes("--observability") || process.env.BENCH_OBSERVABILITY === "1",
     rounds: Math.round(number("BENCH_ROUNDS", 3, 1)),
     seconds: number("BENCH_SECONDS", 5, 1),
     warmupSeconds: number("BENCH_WARMUP_SECONDS", 2, 0),
@@ -228,6 +261,10 @@ async function main(): Promise<void> {
     HOST: "127.0.0.1",
     LOG_LEVEL: "info",
   };
+  if (options.observability) {
+    await observabilityBench(options, env, started, { ghz, ghzFiles, dbPid: embedded?.pid });
+    return;
+  }
   const service = await startServer("service", serviceCommand(), env, ROOT);
   const floorHttp = needsHttp
     ? await startServer("floor-http", [...NODE_TS, script("floor-http.ts")], env, ROOT)
@@ -293,6 +330,110 @@ async function main(): Promise<void> {
           date: new Date().toISOString(),
           machine: machineFacts(dbUri),
           generators: { http: httpGenerator, grpc: grpcGenerator },
+          options: { ...options, scenarios: options.scenarios.map((s) => s.name) },
+          rows,
+        },
+        null,
+        2,
+      )}\n`,
+    );
+    console.log(`results written to ${options.jsonFile}`);
+  }
+}
+
+/** A local OTLP receiver that reads and discards every export. */
+async function discardingReceiver(): Promise<{ url: string; exports: () => number }> {
+  let exports = 0;
+  const server = http.createServer((req, res) => {
+    req.resume();
+    req.on("end", () => {
+      exports++;
+      res.writeHead(200, { "content-type": "application/x-protobuf", "content-length": "0" });
+      res.end();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  server.unref();
+  const { port } = server.address() as import("node:net").AddressInfo;
+  return { url: `http://127.0.0.1:${port}`, exports: () => exports };
+}
+
+/** The four observability configurations of the service, interleaved round by round. */
+async function observabilityBench(
+  options: Options,
+  env: NodeJS.ProcessEnv,
+  started: number,
+  tools: { ghz: string | undefined; ghzFiles: GhzFiles | undefined; dbPid: number | undefined },
+): Promise<void> {
+  const receiver = await discardingReceiver();
+  const command = serviceCommand();
+  const sides: Side[] = [];
+  for (const side of OBSERVABILITY_SIDES) {
+    const server = await startServer(
+      side.name,
+      command,
+      { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ...side.env },
+      ROOT,
+    );
+    sides.push({ name: side.name, server });
+  }
+  console.log(
+    `
+observability: ${sides.map((s) => s.name).join(", ")}; interleaved, ${options.rounds} rounds of ${options.seconds} s; OTLP receiver ${receiver.url} (discards)`,
+  );
+  const rows: Row[] = [];
+  const table = new Table();
+  table.header();
+  for (const scenario of options.scenarios) {
+    for (const connections of options.connections) {
+      const run = (side: Side, seconds: number) =>
+        runOnce(scenario, side, connections, seconds, tools);
+      if (options.warmupSeconds > 0) {
+        for (const side of sides) await run(side, options.warmupSeconds);
+      }
+      const results = new Map<SideName, RunResult[]>(sides.map((s) => [s.name, []]));
+      for (let round = 0; round < options.rounds; round++) {
+        for (const side of sides) results.get(side.name)?.push(await run(side, options.seconds));
+      }
+      const group = sides.map((side) =>
+        summarize(scenario.name, connections, side.name, results.get(side.name) ?? []),
+      );
+      rows.push(...group);
+      table.pair(group);
+    }
+  }
+  table.footer();
+  const lines: string[] = [];
+  const mark = (ok: boolean) => (ok ? "met " : "MISS");
+  for (const scenario of options.scenarios) {
+    for (const connections of options.connections) {
+      const cpu = (side: SideName) =>
+        rows.find(
+          (r) => r.scenario === scenario.name && r.connections === connections && r.side === side,
+        )?.cpuMsPerReq ?? Number.NaN;
+      const goals: [string, number, number][] = [
+        ["metrics on vs off", cpu("metrics-on") - cpu("metrics-off"), 0.1],
+        ["tracing configured, off, vs metrics on", cpu("tracing-off") - cpu("metrics-on"), 0.05],
+        ["tracing 100 % vs metrics on", cpu("tracing-100") - cpu("metrics-on"), 0.4],
+      ];
+      for (const [what, delta, goal] of goals) {
+        lines.push(
+          `  ${mark(delta <= goal)} ${scenario.name} @${connections}: ${what}: ${delta >= 0 ? "+" : ""}${fmt(delta, 3)} ms CPU/call (goal <= +${goal})`,
+        );
+      }
+    }
+  }
+  console.log("\ngoals (medians of server CPU per call):");
+  for (const line of lines) console.log(line);
+  console.log(`OTLP exports received and discarded: ${receiver.exports()}`);
+  console.log(`total time ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  if (options.jsonFile) {
+    writeFileSync(
+      options.jsonFile,
+      `${JSON.stringify(
+        {
+          date: new Date().toISOString(),
+          machine: machineFacts(String(env.MONGODB_URI ?? "")),
           options: { ...options, scenarios: options.scenarios.map((s) => s.name) },
           rows,
         },
