@@ -1,68 +1,15 @@
 /** SPEC §9, as a newcomer meets it: `npm start` (node + tsx), its banner, env checks, graceful shutdown. */
-import { type ChildProcess, execFile, spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import http from "node:http";
 import { promisify } from "node:util";
-import { afterEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { DECODE_SUBSCRIPTIONS, DEMO } from "../src/fixtures/demo";
+import { type Started, startService, track, useServiceProcesses } from "./support/service-process";
 
 const exec = promisify(execFile);
 
-interface Started {
-  child: ChildProcess;
-  baseUrl: string;
-  stderr: () => string;
-  stdout: () => string;
-  exited: Promise<number | null>;
-}
-
-const children: ChildProcess[] = [];
-afterEach(() => {
-  for (const c of children.splice(0)) {
-    if (c.exitCode === null && c.pid !== undefined) {
-      try {
-        process.kill(-c.pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
-  }
-});
-
-const DIRECT = ["node", "--import", "tsx", "src/main.ts"];
-
-/** Starts the service (directly by default, or e.g. as `npm start`), each in its own process group. */
-function start(env: Record<string, string> = {}, command: string[] = DIRECT): Promise<Started> {
-  const { MONGODB_URI: _, NODE_ENV: __, ...base } = process.env;
-  const [file = "node", ...args] = command;
-  const child = spawn(file, args, {
-    env: { ...base, PORT: "0", SHUTDOWN_DRAIN_MS: "0", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  children.push(child);
-  let out = "";
-  let err = "";
-  child.stdout?.on("data", (c: Buffer) => (out += c.toString()));
-  child.stderr?.on("data", (c: Buffer) => (err += c.toString()));
-  const exited = new Promise<number | null>((resolve) =>
-    child.once("exit", (code) => resolve(code)),
-  );
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no banner:\n${err}\n${out}`)), 30_000);
-    const check = () => {
-      const m = /listening on (http:\/\/\S+)/.exec(err);
-      if (m?.[1]) {
-        clearTimeout(timer);
-        resolve({ child, baseUrl: m[1], stderr: () => err, stdout: () => out, exited });
-      }
-    };
-    child.stderr?.on("data", check);
-    child.once("exit", () => {
-      clearTimeout(timer);
-      resolve({ child, baseUrl: "", stderr: () => err, stdout: () => out, exited });
-    });
-  });
-}
+useServiceProcesses();
+const start = startService;
 
 const isAlive = (pid: number) => {
   try {
@@ -209,7 +156,7 @@ describe("graceful shutdown on SIGTERM", () => {
       env: { ...base, PORT: "0" },
       stdio: ["ignore", "pipe", "ignore"],
     });
-    children.push(child);
+    track(child);
     const exited = new Promise<number | null>((resolve) =>
       child.once("exit", (code) => resolve(code)),
     );

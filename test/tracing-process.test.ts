@@ -3,67 +3,19 @@
  * (http/json) in this test, are flushed on SIGTERM, export failures change no
  * answer, and every malformed OTEL_* value stops the start with exit 2.
  */
-import { type ChildProcess, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterEach, describe, expect, it } from "vitest";
+import { startService, useServiceProcesses } from "./support/service-process";
 
-const children: ChildProcess[] = [];
 const servers: http.Server[] = [];
+useServiceProcesses();
 afterEach(() => {
-  for (const c of children.splice(0)) {
-    if (c.exitCode === null && c.pid !== undefined) {
-      try {
-        process.kill(-c.pid, "SIGKILL");
-      } catch {
-        // already gone
-      }
-    }
-  }
   for (const s of servers.splice(0)) s.close();
 });
 
-interface Started {
-  child: ChildProcess;
-  baseUrl: string;
-  stderr: () => string;
-  stdout: () => string;
-  exited: Promise<number | null>;
-}
-
-function start(env: Record<string, string>): Promise<Started> {
-  const { MONGODB_URI: _, NODE_ENV: __, ...base } = process.env;
-  for (const name of Object.keys(base)) if (name.startsWith("OTEL_")) delete base[name];
-  const child = spawn("node", ["--import", "tsx", "src/main.ts"], {
-    env: { ...base, PORT: "0", SHUTDOWN_DRAIN_MS: "0", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-    detached: true,
-  });
-  children.push(child);
-  let out = "";
-  let err = "";
-  child.stdout?.on("data", (c: Buffer) => (out += c.toString()));
-  child.stderr?.on("data", (c: Buffer) => (err += c.toString()));
-  const exited = new Promise<number | null>((resolve) =>
-    child.once("exit", (code) => resolve(code)),
-  );
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no banner:\n${err}\n${out}`)), 30_000);
-    const check = () => {
-      const m = /listening on (http:\/\/\S+)/.exec(err);
-      if (m?.[1]) {
-        clearTimeout(timer);
-        resolve({ child, baseUrl: m[1], stderr: () => err, stdout: () => out, exited });
-      }
-    };
-    child.stderr?.on("data", check);
-    child.once("exit", () => {
-      clearTimeout(timer);
-      resolve({ child, baseUrl: "", stderr: () => err, stdout: () => out, exited });
-    });
-  });
-}
+const start = (env: Record<string, string>) => startService(env);
 
 interface Received {
   readonly headers: http.IncomingHttpHeaders;
