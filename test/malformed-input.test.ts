@@ -172,6 +172,30 @@ describe("the size limit (1 MiB) on every protocol: exactly the limit passes, on
     expect(over).toMatchObject({ ok: false, code: Code.ResourceExhausted });
   });
 
+  it("connect-json (the limit counts the JSON bytes)", async () => {
+    const json = (size: number) => {
+      const text = JSON.stringify({
+        boxId: BOX,
+        userId: USERS.clerk.userId,
+        subscriptions: { Subscriptions: [{ Id: "x", IsSubscribed: true }] },
+      });
+      return text.replace('"x"', `"${"x".repeat(size + 1 - text.length)}"`);
+    };
+    const post = (body: string) =>
+      legacy(h, {
+        method: "POST",
+        path: rpcPath,
+        headers: { "content-type": "application/json", authorization: auth },
+        body,
+      });
+    expect(Buffer.byteLength(json(MAX_REQUEST_BYTES))).toBe(MAX_REQUEST_BYTES);
+    const at = await post(json(MAX_REQUEST_BYTES));
+    expect(at.status).toBe(400);
+    expect(JSON.parse(at.text).code).toBe("invalid_argument");
+    const over = await post(json(MAX_REQUEST_BYTES + 1));
+    expect(JSON.parse(over.text).code).toBe("resource_exhausted");
+  });
+
   it.each([
     ["legacy protobuf", {}],
     [
