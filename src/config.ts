@@ -1,5 +1,7 @@
 /** Configuration, from environment variables only, checked once at start-up. */
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
+import type { JSONWebKeySet } from "jose";
+import { parseJwks } from "./auth/jwks";
 import { LOG_LEVELS, type LogLevel } from "./log";
 import { loadTracingConfig, type TracingConfig } from "./observability/otel-config";
 
@@ -62,7 +64,39 @@ export interface Config {
   readonly metricsEnabled: boolean;
   /** OpenTelemetry traces, from the standard OTEL_* variables; undefined: off. */
   readonly tracing: TracingConfig | undefined;
+  /** Bearer tokens (SPEC §5.1); undefined: off. */
+  readonly bearer: BearerConfig | undefined;
 }
+
+export interface BearerConfig {
+  readonly issuer: string;
+  readonly audience: string;
+  /** Exactly one of jwksUrl and jwks (the parsed BEARER_JWKS_FILE). */
+  readonly jwksUrl: string | undefined;
+  readonly jwks: JSONWebKeySet | undefined;
+  readonly userClaim: string;
+  readonly algorithms: readonly string[];
+  readonly clockSkewS: number;
+  readonly requiredScope: string | undefined;
+  readonly allowedClientIds: readonly string[] | undefined;
+  readonly jwksCooldownMs: number;
+}
+
+/** Asymmetric JWS algorithms; anything else (HS*, none) is refused at start-up. */
+export const BEARER_ASYMMETRIC_ALGORITHMS = [
+  "RS256",
+  "RS384",
+  "RS512",
+  "PS256",
+  "PS384",
+  "PS512",
+  "ES256",
+  "ES384",
+  "ES512",
+  "EdDSA",
+  "Ed25519",
+] as const;
+export const BEARER_MAX_SKEW_S = 120;
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
@@ -154,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const metricsEnabled = metricsRaw !== "false";
   const tracing = loadTracingConfig(env, problems);
+  const bearer = loadBearerConfig(value, integer, problems);
   // Node refuses a headers timeout above the request timeout.
   if (timeouts.headersMs > timeouts.requestMs) {
     problems.push("HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS");
@@ -174,5 +209,101 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     authCacheMaxEntries,
     metricsEnabled,
     tracing,
+    bearer,
+  });
+}
+
+function loadBearerConfig(
+  value: (name: string) => string | undefined,
+  integer: (name: string, fallback: number, min: number, max: number) => number,
+  problems: string[],
+): BearerConfig | undefined {
+  const issuer = value("BEARER_ISSUER");
+  const audience = value("BEARER_AUDIENCE");
+  const jwksUrl = value("BEARER_JWKS_URL");
+  const jwksFile = value("BEARER_JWKS_FILE");
+  const optional = [
+    "BEARER_USER_CLAIM",
+    "BEARER_ALGORITHMS",
+    "BEARER_CLOCK_SKEW_S",
+    "BEARER_REQUIRED_SCOPE",
+    "BEARER_ALLOWED_CLIENT_IDS",
+    "BEARER_JWKS_COOLDOWN_MS",
+  ];
+  const anySet = [issuer, audience, jwksUrl, jwksFile].some((v) => v !== undefined);
+  if (!anySet) {
+    for (const name of optional) {
+      if (value(name) !== undefined) {
+        problems.push(
+          `${name} is set but Bearer tokens are off: set BEARER_ISSUER, BEARER_AUDIENCE and BEARER_JWKS_URL or BEARER_JWKS_FILE`,
+        );
+      }
+    }
+    return undefined;
+  }
+  const before = problems.length;
+  if (issuer === undefined)
+    problems.push("BEARER_ISSUER is required when Bearer tokens are configured");
+  if (audience === undefined)
+    problems.push("BEARER_AUDIENCE is required when Bearer tokens are configured");
+  if (jwksUrl !== undefined && jwksFile !== undefined) {
+    problems.push("BEARER_JWKS_URL and BEARER_JWKS_FILE: set exactly one, not both");
+  } else if (jwksUrl === undefined && jwksFile === undefined) {
+    problems.push(
+      "BEARER_JWKS_URL or BEARER_JWKS_FILE is required when Bearer tokens are configured",
+    );
+  }
+  if (jwksUrl !== undefined && !/^https?:\/\/\S+$/.test(jwksUrl)) {
+    problems.push("BEARER_JWKS_URL must be an http:// or https:// URL");
+  }
+  let jwks: JSONWebKeySet | undefined;
+  if (jwksFile !== undefined) {
+    let text: string | undefined;
+    try {
+      text = readFileSync(jwksFile, "utf8");
+    } catch {
+      problems.push(`BEARER_JWKS_FILE cannot be read: ${jwksFile}`);
+    }
+    if (text !== undefined) {
+      try {
+        jwks = parseJwks(text);
+      } catch (error) {
+        problems.push(
+          `BEARER_JWKS_FILE ${jwksFile} is not a valid JWKS: it ${(error as Error).message}`,
+        );
+      }
+    }
+  }
+  const userClaim = value("BEARER_USER_CLAIM") ?? "sub";
+  const algorithms = (value("BEARER_ALGORITHMS") ?? "RS256,PS256,ES256")
+    .split(",")
+    .map((a) => a.trim())
+    .filter(Boolean);
+  for (const alg of algorithms) {
+    if (!(BEARER_ASYMMETRIC_ALGORITHMS as readonly string[]).includes(alg)) {
+      problems.push(
+        `BEARER_ALGORITHMS: "${alg.slice(0, 20)}" is not accepted (symmetric algorithms and none are refused; use ${BEARER_ASYMMETRIC_ALGORITHMS.join(", ")})`,
+      );
+    }
+  }
+  if (algorithms.length === 0) problems.push("BEARER_ALGORITHMS names no algorithm");
+  const clockSkewS = integer("BEARER_CLOCK_SKEW_S", 30, 0, BEARER_MAX_SKEW_S);
+  const jwksCooldownMs = integer("BEARER_JWKS_COOLDOWN_MS", 30_000, 0, 3_600_000);
+  const clients = value("BEARER_ALLOWED_CLIENT_IDS")
+    ?.split(",")
+    .map((c) => c.trim())
+    .filter(Boolean);
+  if (problems.length > before || issuer === undefined || audience === undefined) return undefined;
+  return Object.freeze({
+    issuer,
+    audience,
+    jwksUrl,
+    jwks,
+    userClaim,
+    algorithms: Object.freeze(algorithms),
+    clockSkewS,
+    requiredScope: value("BEARER_REQUIRED_SCOPE"),
+    allowedClientIds: clients && clients.length > 0 ? Object.freeze(clients) : undefined,
+    jwksCooldownMs,
   });
 }

@@ -1,4 +1,5 @@
 /** The dependencies of the handlers (stores, clock, log, health), reached through the `depsKey` context value. */
+import type { BearerAuthenticator } from "./auth/bearer-verifier";
 import type { CounteragentGroupDeps, CounteragentGroupHooks } from "./domain/counteragent-groups";
 import type { CounteragentDeps } from "./domain/counteragents";
 import type { DeletionMarkDeps } from "./domain/deletion-marks";
@@ -25,6 +26,8 @@ export interface Deps extends DeletionMarkDeps, CounteragentDeps, CounteragentGr
   readonly log: Logger;
   /** True when the database answers within the health timeout. */
   readonly healthy: () => Promise<boolean>;
+  /** Bearer tokens (SPEC §5.1); undefined: off, and a Bearer header is simply not ServiceAuth. */
+  readonly bearer?: BearerAuthenticator;
 }
 
 export interface DepsOptions {
@@ -35,6 +38,8 @@ export interface DepsOptions {
   readonly now?: Clock;
   /** Test hooks of the counteragent-group operations; none in production. */
   readonly groupHooks?: CounteragentGroupHooks;
+  /** Bearer tokens; none unless configured. */
+  readonly bearer?: BearerAuthenticator;
 }
 
 export function createDeps(database: Database, log: Logger, options: DepsOptions): Deps {
@@ -61,6 +66,7 @@ export function createDeps(database: Database, log: Logger, options: DepsOptions
     counteragents: guardStore(createCounteragentStore(db)),
     counteragentGroups: guardStore(createCounteragentGroupStore(db)),
     groupHooks: options.groupHooks,
+    bearer: options.bearer,
     now: options.now ?? (() => new Date()),
     log,
     healthy: () => database.ping(options.healthTimeoutMs),

@@ -1,5 +1,6 @@
 /** The only place that reads the environment, listens and handles signals. */
 
+import { bearerFromConfig } from "./auth/bearer-verifier";
 import { ConfigError, loadConfig } from "./config";
 import { createDeps } from "./deps";
 import { demoCommands, demoFixture } from "./fixtures/demo";
@@ -92,7 +93,16 @@ async function main(): Promise<void> {
     throw error;
   }
 
+  if (config.bearer) {
+    log.info("bearer tokens on", {
+      issuer: config.bearer.issuer,
+      audience: config.bearer.audience,
+      jwks: config.bearer.jwksUrl ?? "file",
+      algorithms: config.bearer.algorithms,
+    });
+  }
   const deps = createDeps(database, log, {
+    bearer: config.bearer ? bearerFromConfig(config.bearer, log) : undefined,
     healthTimeoutMs: config.timeouts.healthMs,
     cache: { ttlMs: config.authCacheTtlMs, maxEntries: config.authCacheMaxEntries },
   });

@@ -3,6 +3,7 @@
  * 403 (token not bound to the box) before 402 (subscription ended), so that a
  * caller without access learns nothing about the box.
  */
+import { insufficientScope } from "./bearer";
 import { permissionDenied, subscriptionEnded } from "./errors";
 import type { Box, Caller, EmployeeRights } from "./model";
 import type { BoxStore, Clock, EmployeeStore } from "./ports";
@@ -24,6 +25,9 @@ export async function openBox(
   caller: Caller,
   boxId: string,
 ): Promise<BoxAccess> {
+  if (caller.missingScope !== undefined) {
+    throw insufficientScope(caller.missingScope);
+  }
   const [self, box] = await Promise.all([
     deps.employees.findRights(boxId, caller.userId),
     deps.boxes.findBox(boxId),

@@ -24,16 +24,22 @@ export class DomainError extends Error {
     /** Machine-readable code, sent as X-Service-ErrorCode (e.g. `Restore.AlreadyRestored`). */
     readonly errorCode: string,
     message: string,
-    options?: { readonly cause?: unknown },
+    options?: {
+      readonly cause?: unknown;
+      /** WWW-Authenticate of a 401 (or a Bearer 403): a response header on every protocol. */
+      readonly challenge?: string;
+    },
   ) {
     super(message, options);
+    this.challenge = options?.challenge;
   }
+  readonly challenge: string | undefined;
 }
 
 export const invalidArgument = (message: string, errorCode = "Http.BadRequest") =>
   new DomainError(ErrorKind.InvalidArgument, errorCode, message);
-export const unauthenticated = (message: string) =>
-  new DomainError(ErrorKind.Unauthenticated, "Http.Unauthorized", message);
+export const unauthenticated = (message: string, challenge?: string) =>
+  new DomainError(ErrorKind.Unauthenticated, "Http.Unauthorized", message, { challenge });
 export const subscriptionEnded = () =>
   new DomainError(
     ErrorKind.SubscriptionEnded,

@@ -57,6 +57,8 @@ export interface Employee extends EmployeeRights {
 /** The authenticated user behind a call. */
 export interface Caller {
   readonly userId: string;
+  /** A Bearer token without the required scope (SPEC §5.1): 403 at the box-403 step. */
+  readonly missingScope?: string;
 }
 
 export const MessageKind = { Message: "Message", Template: "Template" } as const;

@@ -17,12 +17,18 @@ import {
 import { protoComments } from "../../gen/proto-comments";
 import type { Timeouts } from "../config";
 import type { Deps } from "../deps";
+import { isBearer } from "../domain/bearer";
 import { createLegacyBridge } from "../legacy/bridge";
 import { buildOpenApi } from "../legacy/openapi";
 import { describeError } from "../log";
 import { createObserver, type Observer } from "../observability/observer";
 import { callOutcomeKey, UNKNOWN_RPC_METHOD } from "../observability/outcome";
-import { requestIdKey, shutdownKey } from "../rpc/context";
+import {
+  type AuthorizationLines,
+  authorizationLinesKey,
+  requestIdKey,
+  shutdownKey,
+} from "../rpc/context";
 import { INTERNAL_MESSAGE, legacyError } from "../rpc/error-table";
 import { createPipeline } from "../rpc/router";
 import { encodeGrpcMessage } from "../rpc/undecodable";
@@ -124,6 +130,7 @@ export function createHttpServer(
         const values = createContextValues()
           .set(shutdownKey, shutdown.signal)
           .set(requestIdKey, requestId)
+          .set(authorizationLinesKey, countAuthorizationLines(req.rawHeaders))
           .set(callOutcomeKey, observed.outcome);
         const uRes = await rpc(universalRequestFromNodeRequest(req, res, undefined, values));
         await universalResponseToNodeResponse(observed.watch(uRes, protocol === "grpc-web"), res);
@@ -156,6 +163,7 @@ export function createHttpServer(
         const values = createContextValues()
           .set(shutdownKey, shutdown.signal)
           .set(requestIdKey, requestId)
+          .set(authorizationLinesKey, countAuthorizationLines(req.rawHeaders))
           .set(callOutcomeKey, observed.outcome);
         await bridge.handle(req, res, candidates, query, values);
         return;
@@ -198,6 +206,23 @@ export function createHttpServer(
       await listener.close();
     },
   };
+}
+
+/**
+ * `Authorization` field lines as sent (HTTP/1.1 lines, h2 header fields: gRPC
+ * metadata values), from `rawHeaders`: Node's `req.headers` keeps the first
+ * and drops the others. Only the count and the scheme leave this function.
+ */
+function countAuthorizationLines(rawHeaders: readonly string[]): AuthorizationLines {
+  let count = 0;
+  let anyBearer = false;
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    if (rawHeaders[i]?.toLowerCase() === "authorization") {
+      count++;
+      if (isBearer(rawHeaders[i + 1] ?? "")) anyBearer = true;
+    }
+  }
+  return { count, anyBearer };
 }
 
 function isGrpc(contentType: string | undefined): boolean {

@@ -18,7 +18,12 @@ import { COMPRESS_MIN_BYTES, compress, negotiateCoding } from "../http/compressi
 import { addVary } from "../http/cors";
 import type { NodeRequest, NodeResponse } from "../http/responder";
 import { sendError, wantsJson } from "../http/responder";
-import { connectToLegacyError, legacyError } from "../rpc/error-table";
+import {
+  CHALLENGE_HEADER,
+  challengeOf,
+  connectToLegacyError,
+  legacyError,
+} from "../rpc/error-table";
 import type { Pipeline, UnarySpec } from "../rpc/router";
 import { decodeRequest } from "./decode";
 import { type LegacyRoute, legacyRoutesOf } from "./http-rules";
@@ -83,7 +88,14 @@ export function createLegacyBridge(pipeline: Pipeline): LegacyBridge {
         const output = await invoke(route, req, query, values, interceptors, abort.signal);
         await sendMessage(req, res, route.method.output, output);
       } catch (error) {
-        sendError(req, res, connectToLegacyError(ConnectError.from(error)));
+        const e = ConnectError.from(error);
+        const challenge = challengeOf(e);
+        sendError(
+          req,
+          res,
+          connectToLegacyError(e),
+          challenge ? { [CHALLENGE_HEADER]: challenge } : {},
+        );
       }
     },
   };

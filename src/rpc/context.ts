@@ -13,6 +13,20 @@ export const requestIdKey = createContextKey<string | undefined>(undefined, {
   description: "request id",
 });
 
+/**
+ * The raw `Authorization` field lines of the request, counted by the front
+ * (Node's merged `req.headers` keeps only the first): SPEC §5.1, one scheme
+ * per request. undefined: no front (in memory), the header is taken as one line.
+ */
+export interface AuthorizationLines {
+  readonly count: number;
+  /** One of them uses the Bearer scheme. */
+  readonly anyBearer: boolean;
+}
+export const authorizationLinesKey = createContextKey<AuthorizationLines | undefined>(undefined, {
+  description: "authorization lines",
+});
+
 /** Aborted when the server begins to shut down: long-lived streams end on it. */
 export const shutdownKey = createContextKey<AbortSignal>(new AbortController().signal, {
   description: "shutdown",

@@ -101,6 +101,18 @@ export const STATUS_BY_CODE: Readonly<Record<Code, HttpErrorStatus>> = {
   [Code.DeadlineExceeded]: 500,
 };
 
+/**
+ * A 401's challenge (and a Bearer 403's `insufficient_scope`), SPEC §5.1:
+ * ConnectError metadata, so a response header (Connect, legacy) or
+ * header/trailer (gRPC, gRPC-Web) on every protocol.
+ */
+export const CHALLENGE_HEADER = "www-authenticate";
+
+/** The WWW-Authenticate an error carries, for the legacy answer. */
+export function challengeOf(error: ConnectError): string | undefined {
+  return error.metadata.get(CHALLENGE_HEADER) ?? undefined;
+}
+
 export function domainToConnectError(error: DomainError): ConnectError {
   const row = ERROR_TABLE[error.kind];
   const info = create(ErrorInfoSchema, {
@@ -111,7 +123,7 @@ export function domainToConnectError(error: DomainError): ConnectError {
   return new ConnectError(
     error.message,
     row.code,
-    undefined,
+    error.challenge ? { [CHALLENGE_HEADER]: error.challenge } : undefined,
     [{ desc: ErrorInfoSchema, value: info }],
     error.cause,
   );

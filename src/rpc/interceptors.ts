@@ -5,9 +5,15 @@
 import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
 import type { Deps } from "../deps";
 import { authenticate } from "../domain/auth";
-import { DomainError, ErrorKind, invalidArgument } from "../domain/errors";
+import {
+  bearerChallenge,
+  isBearer,
+  noCredentialsChallenge,
+  SERVICE_AUTH_CHALLENGE,
+} from "../domain/bearer";
+import { DomainError, ErrorKind, invalidArgument, unauthenticated } from "../domain/errors";
 import { describeError, type Logger } from "../log";
-import { callerKey, depsKey, requestIdKey } from "./context";
+import { authorizationLinesKey, callerKey, depsKey, requestIdKey } from "./context";
 import { domainToConnectError, INTERNAL_MESSAGE } from "./error-table";
 import { findMissingRequiredField } from "./required-fields";
 
@@ -29,7 +35,7 @@ function toConnectError(
   requestId: string | undefined,
 ): ConnectError {
   if (error instanceof DomainError) {
-    if (error.kind === ErrorKind.Unavailable) {
+    if (error.kind === ErrorKind.Unavailable && error.cause !== undefined) {
       deps.log.error("database unavailable", { requestId, rpc, ...describeError(error.cause) });
     }
     return domainToConnectError(error);
@@ -100,18 +106,35 @@ export function createDeadlineInterceptor(defaultMs: number, log: Logger): Inter
   };
 }
 
-/** ServiceAuth on every call but the public services (SPEC §5). */
+/**
+ * ServiceAuth or a Bearer token on every call but the public services (SPEC
+ * §5, §5.1): one scheme per request, a failed Bearer token never falls back.
+ */
 export function createAuthInterceptor(
   deps: Deps,
   publicServices: ReadonlySet<string>,
 ): Interceptor {
   return (next) => async (req) => {
     if (!publicServices.has(req.service.typeName)) {
-      const caller = await authenticate(
-        req.header.get("authorization"),
-        deps.credentials,
-        deps.now,
-      );
+      const header = req.header.get("authorization");
+      const lines = req.contextValues.get(authorizationLinesKey);
+      const bearerOn = deps.bearer !== undefined;
+      if (lines !== undefined && lines.count > 1) {
+        throw unauthenticated(
+          "send exactly one Authorization header",
+          lines.anyBearer ? bearerChallenge("invalid_request") : SERVICE_AUTH_CHALLENGE,
+        );
+      }
+      if (header === null || header.trim() === "") {
+        throw unauthenticated(
+          "the Authorization header is missing",
+          noCredentialsChallenge(bearerOn),
+        );
+      }
+      const caller =
+        deps.bearer && isBearer(header)
+          ? await deps.bearer.authenticate(header, deps.now, req.contextValues.get(requestIdKey))
+          : await authenticate(header, deps.credentials, deps.now);
       req.contextValues.set(callerKey, caller);
     }
     return next(req);

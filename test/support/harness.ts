@@ -90,7 +90,7 @@ export const TEST_CACHE = { ttlMs: 5_000, maxEntries: 10_000 };
 export const TEST_TIMEOUTS: Timeouts = { ...DEFAULT_TIMEOUTS, shutdownMs: 5_000 };
 
 /** What a test may add: test hooks of the domain, a command listener, the server's options, a database. */
-export type HarnessOptions = Pick<DepsOptions, "groupHooks"> &
+export type HarnessOptions = Pick<DepsOptions, "groupHooks" | "bearer"> &
   Pick<DatabaseOptions, "onCommand"> &
   Partial<HttpServerOptions> & {
     /** A database to serve instead of a fresh one; the harness leaves it running. */
@@ -125,7 +125,12 @@ export async function startHarness(
       (line) => logs.push(line),
       () => tracing?.logFields(),
     ),
-    { healthTimeoutMs: timeouts.healthMs, cache, groupHooks: options.groupHooks },
+    {
+      healthTimeoutMs: timeouts.healthMs,
+      cache,
+      groupHooks: options.groupHooks,
+      bearer: options.bearer,
+    },
   );
   const server = createHttpServer(deps, timeouts, {
     corsAllowedOrigins: options.corsAllowedOrigins ?? [],

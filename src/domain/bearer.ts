@@ -1,0 +1,162 @@
+/**
+ * Bearer tokens (SPEC §5.1): the rules that need no key and no library: which
+ * scheme a header uses, the shape of a Bearer header and of a compact JWS, the
+ * challenges (WWW-Authenticate), and how verified claims become our caller.
+ * Signature, `iss`, `aud`, `exp`/`nbf` and the algorithm are checked by the
+ * verifier (src/auth/bearer-verifier.ts, jose) before `callerFromClaims`.
+ */
+import { DomainError, ErrorKind } from "./errors";
+import type { Caller } from "./model";
+import { isIdentifier } from "./validate";
+
+export const REALM = "docflow-api";
+/** A token longer than this is refused before any key lookup. */
+export const MAX_TOKEN_BYTES = 8 * 1024;
+
+/** What the claim rules need from the configuration. */
+export interface BearerClaimRules {
+  /** The claim whose value is our user id (`sub` by default). */
+  readonly userClaim: string;
+  readonly requiredScope?: string;
+  /** Checked against `client_id` or `azp`; undefined: any client. */
+  readonly allowedClientIds?: readonly string[];
+}
+
+/** Why a token was refused; logged (never the token). */
+export type BearerFailure =
+  | "malformed_header"
+  | "token_syntax"
+  | "token_too_large"
+  | "signature"
+  | "algorithm"
+  | "unknown_kid"
+  | "issuer"
+  | "audience"
+  | "expired"
+  | "not_yet_valid"
+  | "claims"
+  | "user_claim"
+  | "client_not_allowed";
+
+const BEARER = /^\s*bearer(?:\s|$)/i;
+const SERVICE_AUTH = /^\s*serviceauth(?:\s|$)/i;
+/** `Bearer` SP token68 (RFC 6750 §2.1), nothing before or after. */
+const BEARER_HEADER = /^\s*bearer +([A-Za-z0-9\-._~+/]+=*)\s*$/i;
+/** A compact JWS: three base64url segments, a non-empty signature. */
+const COMPACT_JWS = /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/;
+
+export function isBearer(header: string): boolean {
+  return BEARER.test(header);
+}
+
+export function isServiceAuth(header: string): boolean {
+  return SERVICE_AUTH.test(header);
+}
+
+export function bearerChallenge(error?: "invalid_token" | "invalid_request"): string {
+  return error ? `Bearer realm="${REALM}", error="${error}"` : `Bearer realm="${REALM}"`;
+}
+
+export const SERVICE_AUTH_CHALLENGE = `ServiceAuth realm="${REALM}"`;
+
+/** The challenge of a 401 with no credentials at all: every scheme the service takes. */
+export function noCredentialsChallenge(bearerOn: boolean): string {
+  return bearerOn ? `${SERVICE_AUTH_CHALLENGE}, ${bearerChallenge()}` : SERVICE_AUTH_CHALLENGE;
+}
+
+/** A 401 carrying its challenge. The message is safe to show: it never includes token text. */
+export function bearerUnauthenticated(
+  message: string,
+  error: "invalid_token" | "invalid_request",
+): DomainError {
+  return new DomainError(ErrorKind.Unauthenticated, "Http.Unauthorized", message, {
+    challenge: bearerChallenge(error),
+  });
+}
+
+/** 403 for a token without the required scope, raised at the box-403 step. */
+export function insufficientScope(scope: string): DomainError {
+  return new DomainError(
+    ErrorKind.PermissionDenied,
+    "Http.Forbidden",
+    "the access token lacks the required scope",
+    { challenge: `Bearer realm="${REALM}", error="insufficient_scope", scope="${scope}"` },
+  );
+}
+
+/** A token failure: the category for the log, and the 401 for the caller. */
+export class BearerRefused extends Error {
+  override readonly name = "BearerRefused";
+  constructor(
+    readonly failure: BearerFailure,
+    readonly error: DomainError,
+  ) {
+    super(error.message);
+  }
+}
+
+function refuse(failure: BearerFailure, message: string): BearerRefused {
+  return new BearerRefused(
+    failure,
+    bearerUnauthenticated(
+      message,
+      failure === "malformed_header" ? "invalid_request" : "invalid_token",
+    ),
+  );
+}
+
+/**
+ * The token of a Bearer header, checked for size and syntax only: a token
+ * that fails here never reaches a key lookup.
+ */
+export function parseBearer(header: string): string {
+  const match = BEARER_HEADER.exec(header);
+  if (!match?.[1]) {
+    throw refuse("malformed_header", "the Authorization header is not `Bearer <token>`");
+  }
+  const token = match[1];
+  if (Buffer.byteLength(token, "utf8") > MAX_TOKEN_BYTES) {
+    throw refuse("token_too_large", "the access token is too large");
+  }
+  if (!COMPACT_JWS.test(token)) {
+    throw refuse("token_syntax", "the access token is not a signed JWT");
+  }
+  return token;
+}
+
+export function refused(failure: BearerFailure, message: string): BearerRefused {
+  return refuse(failure, message);
+}
+
+function scopesOf(claims: Readonly<Record<string, unknown>>): string[] {
+  const out: string[] = [];
+  if (typeof claims.scope === "string") out.push(...claims.scope.split(" ").filter(Boolean));
+  if (Array.isArray(claims.scp)) {
+    for (const s of claims.scp) if (typeof s === "string") out.push(s);
+  } else if (typeof claims.scp === "string") {
+    out.push(...claims.scp.split(" ").filter(Boolean));
+  }
+  return out;
+}
+
+/** Verified claims → our caller: the user claim, the client, the scope. */
+export function callerFromClaims(
+  claims: Readonly<Record<string, unknown>>,
+  rules: BearerClaimRules,
+): Caller {
+  const user = claims[rules.userClaim];
+  if (typeof user !== "string" || user === "" || user.length > 256 || !isIdentifier(user)) {
+    throw refuse("user_claim", "the access token does not name a user");
+  }
+  if (rules.allowedClientIds) {
+    const client = typeof claims.client_id === "string" ? claims.client_id : claims.azp;
+    if (typeof client !== "string" || !rules.allowedClientIds.includes(client)) {
+      throw refuse("client_not_allowed", "the access token's client is not allowed");
+    }
+  }
+  const missingScope =
+    rules.requiredScope !== undefined && !scopesOf(claims).includes(rules.requiredScope)
+      ? rules.requiredScope
+      : undefined;
+  return missingScope === undefined ? { userId: user } : { userId: user, missingScope };
+}
