@@ -1,4 +1,7 @@
 /** loadConfig(env): every variable checked at once, one message each, defaults when absent. */
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { ConfigError, DEFAULT_TIMEOUTS, loadConfig } from "../src/config";
 
@@ -128,5 +131,76 @@ describe("observability", () => {
     expect(problems).toHaveLength(1);
     expect(problems[0]).toContain("OTEL_EXPORTER_OTLP_HEADERS");
     expect(problems[0]).not.toContain("api-key");
+  });
+});
+
+describe("Bearer tokens (SPEC §5.1)", () => {
+  const base = {
+    BEARER_ISSUER: "https://idp.example/realms/x",
+    BEARER_AUDIENCE: "docflow-api",
+    BEARER_JWKS_URL: "https://idp.example/jwks",
+  };
+  const dir = mkdtempSync(join(tmpdir(), "bearer-config-"));
+  const file = (name: string, text: string) => {
+    const path = join(dir, name);
+    writeFileSync(path, text);
+    return path;
+  };
+  const named = (env: Record<string, string>, variable: string) =>
+    expect(problemsOf(env).some((p) => p.includes(variable))).toBe(true);
+
+  it("are off unless configured, and take the SPEC's defaults", () => {
+    expect(loadConfig({}).bearer).toBeUndefined();
+    expect(loadConfig(base).bearer).toMatchObject({
+      userClaim: "sub",
+      algorithms: ["RS256", "PS256", "ES256"],
+      clockSkewS: 30,
+      jwksCooldownMs: 30_000,
+      requiredScope: undefined,
+      allowedClientIds: undefined,
+    });
+  });
+
+  it("a variable missing its partner names it", () => {
+    named({ BEARER_ISSUER: base.BEARER_ISSUER }, "BEARER_AUDIENCE");
+    named({ BEARER_AUDIENCE: "a", BEARER_JWKS_URL: base.BEARER_JWKS_URL }, "BEARER_ISSUER");
+    named({ BEARER_ISSUER: "i", BEARER_AUDIENCE: "a" }, "BEARER_JWKS_URL");
+    named({ BEARER_REQUIRED_SCOPE: "docflow" }, "BEARER_REQUIRED_SCOPE");
+  });
+
+  it("both JWKS_URL and JWKS_FILE, an unreadable or invalid file are refused", () => {
+    const good = file(
+      "good.json",
+      JSON.stringify({
+        keys: [
+          {
+            kty: "EC",
+            crv: "P-256",
+            x: "f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU",
+            y: "x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0",
+          },
+        ],
+      }),
+    );
+    named({ ...base, BEARER_JWKS_FILE: good }, "BEARER_JWKS_FILE");
+    const { BEARER_JWKS_URL: _, ...noUrl } = base;
+    expect(loadConfig({ ...noUrl, BEARER_JWKS_FILE: good }).bearer?.jwks?.keys).toHaveLength(1);
+    named({ ...noUrl, BEARER_JWKS_FILE: join(dir, "missing.json") }, "BEARER_JWKS_FILE");
+    named({ ...noUrl, BEARER_JWKS_FILE: file("bad.json", "{") }, "BEARER_JWKS_FILE");
+    named({ ...noUrl, BEARER_JWKS_FILE: file("nokeys.json", "{}") }, "BEARER_JWKS_FILE");
+    named(
+      { ...noUrl, BEARER_JWKS_FILE: file("oct.json", '{"keys":[{"kty":"oct","k":"c2VjcmV0"}]}') },
+      "BEARER_JWKS_FILE",
+    );
+  });
+
+  it("symmetric algorithms, none and a skew over 120 s are refused", () => {
+    named({ ...base, BEARER_ALGORITHMS: "RS256,HS256" }, "BEARER_ALGORITHMS");
+    named({ ...base, BEARER_ALGORITHMS: "none" }, "BEARER_ALGORITHMS");
+    named({ ...base, BEARER_CLOCK_SKEW_S: "121" }, "BEARER_CLOCK_SKEW_S");
+    expect(loadConfig({ ...base, BEARER_CLOCK_SKEW_S: "0" }).bearer?.clockSkewS).toBe(0);
+    expect(
+      loadConfig({ ...base, BEARER_ALLOWED_CLIENT_IDS: "a, b" }).bearer?.allowedClientIds,
+    ).toEqual(["a", "b"]);
   });
 });
