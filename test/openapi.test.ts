@@ -215,13 +215,18 @@ describe("GET /openapi.json", () => {
     expect(doc.paths["/Restore"].post.responses["409"].description).toMatch(/Repeated restore/);
   });
 
-  it("the ServiceAuth security scheme applies to every operation", () => {
+  it("the ServiceAuth and Bearer security schemes apply to every operation, either one", () => {
+    expect(doc.components.securitySchemes.Bearer).toMatchObject({
+      type: "http",
+      scheme: "bearer",
+      bearerFormat: "JWT",
+    });
     expect(doc.components.securitySchemes.ServiceAuth).toMatchObject({
       type: "apiKey",
       in: "header",
       name: "Authorization",
     });
-    expect(doc.security).toEqual([{ ServiceAuth: [] }]);
+    expect(doc.security).toEqual([{ ServiceAuth: [] }, { Bearer: [] }]);
   });
 
   it("descriptions come from the proto comments", () => {

@@ -39,9 +39,9 @@ export interface OpenApiOptions {
 /** What every legacy operation may answer (SPEC §4); methods add or refine with `(docflow.legacy.http_errors)`. */
 const COMMON_ERRORS: Readonly<Record<number, string>> = {
   400: "Malformed data, or a missing or invalid parameter. Nothing changes.",
-  401: "The Authorization header is missing or wrong: unknown or disabled API client, unknown or expired token.",
+  401: "The Authorization header is missing or wrong: unknown or disabled API client, unknown or expired token, an invalid Bearer token, or more than one Authorization header. WWW-Authenticate names the scheme(s) and, for Bearer, the error.",
   402: "The organization of the box has no remaining API subscription.",
-  403: "Access to the box with this token is forbidden (unknown boxes too), or the caller lacks the rights.",
+  403: 'Access to the box with this token is forbidden (unknown boxes too), the Bearer token lacks the required scope (WWW-Authenticate error="insufficient_scope"), or the caller lacks the rights.',
   405: "Wrong HTTP method; the Allow header names the right one.",
   500: "Unexpected processing error.",
 };
@@ -242,7 +242,8 @@ export function buildOpenApi(routes: readonly LegacyRoute[], options: OpenApiOpt
       ].join("\n"),
     },
     servers: [{ url: "/" }],
-    security: [{ ServiceAuth: [] }],
+    // Either scheme, never both in one request (SPEC §5.1).
+    security: [{ ServiceAuth: [] }, { Bearer: [] }],
     paths,
     components: {
       schemas,
@@ -254,8 +255,20 @@ export function buildOpenApi(routes: readonly LegacyRoute[], options: OpenApiOpt
           description:
             "`ServiceAuth svcauth_api_client_id=<API_KEY>, svcauth_token=<ACCESS_TOKEN>` (enter the whole value).",
         },
+        Bearer: {
+          type: "http",
+          scheme: "bearer",
+          bearerFormat: "JWT",
+          description:
+            "An OAuth 2 / OIDC access token (a signed JWT) from the organisation's OpenID provider, as the legacy SDKs send it (Java ≥ 3.27.1, C# ≥ 2.24.0). Accepted where the deployment configures BEARER_ISSUER; never together with ServiceAuth.",
+        },
       },
       headers: {
+        "WWW-Authenticate": {
+          description:
+            'On every 401: the scheme(s) to use, e.g. `ServiceAuth realm="docflow-api", Bearer realm="docflow-api"` with no credentials, or `Bearer realm="docflow-api", error="invalid_token"`. On a 403 for a Bearer token without the required scope: `error="insufficient_scope"`.',
+          schema: { type: "string" },
+        },
         "X-Service-ErrorCode": {
           description:
             "Machine-readable error code, e.g. Http.Unauthorized or Restore.AlreadyRestored.",
@@ -294,7 +307,15 @@ function responses(route: LegacyRoute, ref: (m: DescMessage) => Json): Json {
     out[status] = {
       description,
       headers: {
+        "WWW-Authenticate": {
+          description:
+            'On every 401: the scheme(s) to use, e.g. `ServiceAuth realm="docflow-api", Bearer realm="docflow-api"` with no credentials, or `Bearer realm="docflow-api", error="invalid_token"`. On a 403 for a Bearer token without the required scope: `error="insufficient_scope"`.',
+          schema: { type: "string" },
+        },
         "X-Service-ErrorCode": { $ref: "#/components/headers/X-Service-ErrorCode" },
+        ...(status === "401" || status === "403"
+          ? { "WWW-Authenticate": { $ref: "#/components/headers/WWW-Authenticate" } }
+          : {}),
         ...(status === "405"
           ? { Allow: { description: "The method to use.", schema: { type: "string" } } }
           : {}),
