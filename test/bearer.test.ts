@@ -2,7 +2,8 @@
 import { randomUUID } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { create } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
+import * as grpc from "@grpc/grpc-js";
 import {
   type CryptoKey,
   exportJWK,
@@ -490,5 +491,43 @@ describe("JWKS: fetching, caching, cooldown, rotation, outage", () => {
     } finally {
       await down.close();
     }
+  });
+});
+
+describe("WWW-Authenticate over gRPC (trailers) and on ServiceAuth failures", () => {
+  const grpcChallenge = (target: Harness, authorization?: string) =>
+    new Promise<string | undefined>((resolve) => {
+      const client = new grpc.Client(`127.0.0.1:${target.port}`, grpc.credentials.createInsecure());
+      const metadata = new grpc.Metadata();
+      if (authorization) metadata.set("authorization", authorization);
+      client.makeUnaryRequest(
+        `/${get.parent.typeName}/${get.name}`,
+        (m: ReturnType<typeof req>) => Buffer.from(toBinary(get.input, m)),
+        (b: Buffer) => b,
+        req(BOX, "u-admin"),
+        metadata,
+        (error) => {
+          client.close();
+          resolve(error?.metadata?.get("www-authenticate")[0]?.toString());
+        },
+      );
+    });
+
+  it("every 401 names its scheme on gRPC", async () => {
+    expect(await grpcChallenge(h)).toBe(
+      'ServiceAuth realm="docflow-api", Bearer realm="docflow-api"',
+    );
+    expect(await grpcChallenge(h, "Bearer a.b")).toBe(
+      'Bearer realm="docflow-api", error="invalid_token"',
+    );
+    expect(await grpcChallenge(h, "ServiceAuth svcauth_token=x")).toBe(
+      'ServiceAuth realm="docflow-api"',
+    );
+  });
+
+  it("a refused ServiceAuth header challenges ServiceAuth on the legacy path", async () => {
+    const res = await raw(h, legacyPath, [["authorization", "ServiceAuth svcauth_token=x"]]);
+    expect(res.status).toBe(401);
+    expect(res.headers["www-authenticate"]).toBe('ServiceAuth realm="docflow-api"');
   });
 });

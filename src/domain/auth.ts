@@ -3,6 +3,7 @@
  * Authorization header and turns it into a caller.
  */
 import { createHash } from "node:crypto";
+import { SERVICE_AUTH_CHALLENGE } from "./bearer";
 import { unauthenticated } from "./errors";
 import type { Caller } from "./model";
 import type { Clock, CredentialStore } from "./ports";
@@ -24,11 +25,14 @@ const PARAM = /\s*([A-Za-z_]+)\s*=\s*(?:"([^"]*)"|([^,]*?))\s*(?:,|$)/y;
 /** Parses `ServiceAuth svcauth_api_client_id=<key>, svcauth_token=<token>`. */
 export function parseServiceAuth(header: string | null | undefined): ServiceAuthCredentials {
   if (header === null || header === undefined || header.trim() === "") {
-    throw unauthenticated("the Authorization header is missing");
+    throw unauthenticated("the Authorization header is missing", SERVICE_AUTH_CHALLENGE);
   }
   const scheme = SCHEME.exec(header);
   if (!scheme) {
-    throw unauthenticated("the Authorization header must use the ServiceAuth scheme");
+    throw unauthenticated(
+      "the Authorization header must use the ServiceAuth scheme",
+      SERVICE_AUTH_CHALLENGE,
+    );
   }
   const params = new Map<string, string>();
   const rest = header.slice(scheme[0].length);
@@ -37,18 +41,21 @@ export function parseServiceAuth(header: string | null | undefined): ServiceAuth
     const at = PARAM.lastIndex;
     const match = PARAM.exec(rest);
     if (!match || PARAM.lastIndex === at) {
-      throw unauthenticated("the Authorization header is malformed");
+      throw unauthenticated("the Authorization header is malformed", SERVICE_AUTH_CHALLENGE);
     }
     const name = (match[1] ?? "").toLowerCase();
     if (params.has(name)) {
-      throw unauthenticated(`the Authorization header repeats ${name}`);
+      throw unauthenticated(`the Authorization header repeats ${name}`, SERVICE_AUTH_CHALLENGE);
     }
     params.set(name, match[2] ?? match[3] ?? "");
   }
   const apiKey = params.get("svcauth_api_client_id");
   const token = params.get("svcauth_token");
   if (!apiKey || !token) {
-    throw unauthenticated("the Authorization header needs svcauth_api_client_id and svcauth_token");
+    throw unauthenticated(
+      "the Authorization header needs svcauth_api_client_id and svcauth_token",
+      SERVICE_AUTH_CHALLENGE,
+    );
   }
   return { apiKey, token };
 }
@@ -65,10 +72,10 @@ export async function authenticate(
     credentials.findToken(hashSecret(token)),
   ]);
   if (!client?.enabled) {
-    throw unauthenticated("the API client is unknown or disabled");
+    throw unauthenticated("the API client is unknown or disabled", SERVICE_AUTH_CHALLENGE);
   }
   if (!accessToken || accessToken.expiresAt.getTime() <= now().getTime()) {
-    throw unauthenticated("the token is unknown or expired");
+    throw unauthenticated("the token is unknown or expired", SERVICE_AUTH_CHALLENGE);
   }
   return { userId: accessToken.userId };
 }
