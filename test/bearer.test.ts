@@ -1,7 +1,12 @@
 /** SPEC §5.1 Bearer tokens beside ServiceAuth, on every protocol, with keys made at test start. */
+import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
+import { mkdtempSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { promisify } from "node:util";
 import { create, toBinary } from "@bufbuild/protobuf";
 import * as grpc from "@grpc/grpc-js";
 import {
@@ -403,6 +408,41 @@ describe("WWW-Authenticate and one scheme per request", () => {
     ]);
     expect(l.headers["www-authenticate"]).toBe(
       'Bearer realm="docflow-api", error="invalid_request"',
+    );
+  });
+});
+
+describe("two authorization metadata values over gRPC (h2c)", () => {
+  // grpc-js refuses to send two values (TOOLCHAIN.md); curl sends both header lines.
+  it("are unauthenticated (grpc-status 16), with the challenge in the trailers", async () => {
+    const t = bearer(await sign(rsa, { sub: "u-admin" }));
+    const body = toBinary(get.input, req(BOX, "u-admin"));
+    const frame = Buffer.alloc(5 + body.length);
+    frame.writeUInt32BE(body.length, 1);
+    Buffer.from(body).copy(frame, 5);
+    const file = join(mkdtempSync(join(tmpdir(), "docflow-grpc-")), "request.bin");
+    writeFileSync(file, frame);
+    const { stdout } = await promisify(execFile)("curl", [
+      "-s",
+      "-i",
+      "--http2-prior-knowledge",
+      "-X",
+      "POST",
+      "-H",
+      "content-type: application/grpc",
+      "-H",
+      "te: trailers",
+      "-H",
+      `authorization: ${t}`,
+      "-H",
+      `authorization: ${t}`,
+      "--data-binary",
+      `@${file}`,
+      `${h.baseUrl}/${get.parent.typeName}/${get.name}`,
+    ]);
+    expect(stdout).toMatch(/^grpc-status: 16\r?$/m);
+    expect(stdout).toMatch(
+      /^www-authenticate: Bearer realm="docflow-api", error="invalid_request"\r?$/m,
     );
   });
 });
