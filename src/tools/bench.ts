@@ -299,17 +299,12 @@ async function main(): Promise<void> {
         : { name: "grpc-js", server: required(floorGrpc) },
     ];
     for (const connections of options.connections) {
-      const run = (side: Side, seconds: number) =>
-        runOnce(scenario, side, connections, seconds, { ghz, ghzFiles, dbPid: embedded?.pid });
-      if (options.warmupSeconds > 0) {
-        for (const side of sides) await run(side, options.warmupSeconds);
-      }
-      const results = new Map<SideName, RunResult[]>(sides.map((s) => [s.name, []]));
-      for (let round = 0; round < options.rounds; round++) {
-        for (const side of sides) results.get(side.name)?.push(await run(side, options.seconds));
-      }
-      const pair = sides.map((side) =>
-        summarize(scenario.name, connections, side.name, results.get(side.name) ?? []),
+      const pair = await interleaved(sides, options, (side, seconds) =>
+        runOnce(scenario, side, connections, seconds, { ghz, ghzFiles, dbPid: embedded?.pid }),
+      ).then((results) =>
+        sides.map((side) =>
+          summarize(scenario.name, connections, side.name, results.get(side.name) ?? []),
+        ),
       );
       rows.push(...pair);
       table.pair(pair);
@@ -386,17 +381,12 @@ observability: ${sides.map((s) => s.name).join(", ")}; interleaved, ${options.ro
   table.header();
   for (const scenario of options.scenarios) {
     for (const connections of options.connections) {
-      const run = (side: Side, seconds: number) =>
-        runOnce(scenario, side, connections, seconds, tools);
-      if (options.warmupSeconds > 0) {
-        for (const side of sides) await run(side, options.warmupSeconds);
-      }
-      const results = new Map<SideName, RunResult[]>(sides.map((s) => [s.name, []]));
-      for (let round = 0; round < options.rounds; round++) {
-        for (const side of sides) results.get(side.name)?.push(await run(side, options.seconds));
-      }
-      const group = sides.map((side) =>
-        summarize(scenario.name, connections, side.name, results.get(side.name) ?? []),
+      const group = await interleaved(sides, options, (side, seconds) =>
+        runOnce(scenario, side, connections, seconds, tools),
+      ).then((results) =>
+        sides.map((side) =>
+          summarize(scenario.name, connections, side.name, results.get(side.name) ?? []),
+        ),
       );
       rows.push(...group);
       table.pair(group);
@@ -451,6 +441,22 @@ function required<T>(value: T | undefined): T {
 }
 
 // ---------------------------------------------------------------- one run
+
+/** A warm-up per side, then `rounds` rounds of side A, side B, A, B…: each side's results. */
+async function interleaved(
+  sides: readonly Side[],
+  options: Pick<Options, "warmupSeconds" | "rounds" | "seconds">,
+  run: (side: Side, seconds: number) => Promise<RunResult>,
+): Promise<Map<SideName, RunResult[]>> {
+  if (options.warmupSeconds > 0) {
+    for (const side of sides) await run(side, options.warmupSeconds);
+  }
+  const results = new Map<SideName, RunResult[]>(sides.map((s) => [s.name, []]));
+  for (let round = 0; round < options.rounds; round++) {
+    for (const side of sides) results.get(side.name)?.push(await run(side, options.seconds));
+  }
+  return results;
+}
 
 async function runOnce(
   scenario: Scenario,
