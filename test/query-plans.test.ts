@@ -43,7 +43,7 @@ import { listingKeyOf } from "../src/storage/listing-key";
 import { CommandRecorder, describeCommand, type RecordedCommand } from "./support/commands";
 import { startTestDatabase, type TestDatabase } from "./support/database";
 import { explainCommandsFor, type PlanSummary, summarizeExplain } from "./support/explain";
-import { HEAD, KEY } from "./support/fixture";
+import { adminBoxFixture, KEY } from "./support/fixture";
 import { type Harness, startHarness, TEST_CACHE, TEST_TIMEOUTS } from "./support/harness";
 import { call, expectOk } from "./support/protocols";
 
@@ -148,39 +148,15 @@ function members(size: Size): { listed: Member[]; others: Member[] } {
 }
 
 function fixture() {
-  return {
-    apiClients: [{ apiKey: KEY }],
-    users: [{ userId: "u-admin", tokens: [{ token: "admin-token" }] }],
-    boxes: [
-      {
-        boxId: BOX,
-        employees: [
-          {
-            userId: "u-admin",
-            isAdministrator: true,
-            canManageCounteragents: true,
-            canDeleteRestoreDocuments: true,
-            documentAccessLevel: "AllDocuments",
-          },
-        ],
-        counteragentGroups: [
-          { counteragentGroupId: groupOf("big"), name: "Big" },
-          { counteragentGroupId: groupOf("small"), name: "Small" },
-          { counteragentGroupId: "g-target", name: "Target" },
-        ],
-        counteragents: [{ counteragentBoxId: "mover" }],
-        messages: [
-          {
-            messageId: "msg",
-            documents: [
-              { documentId: "d1", departmentId: HEAD },
-              { documentId: "d2", departmentId: HEAD },
-            ],
-          },
-        ],
-      },
+  return adminBoxFixture(
+    BOX,
+    [
+      { counteragentGroupId: groupOf("big"), name: "Big" },
+      { counteragentGroupId: groupOf("small"), name: "Small" },
+      { counteragentGroupId: "g-target", name: "Target" },
     ],
-  };
+    [{ counteragentBoxId: "mover" }],
+  );
 }
 
 // ------------------------------------------------------------ explain every command

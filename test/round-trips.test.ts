@@ -18,7 +18,7 @@ import {
   hintsOf,
   type RecordedCommand,
 } from "./support/commands";
-import { HEAD, KEY } from "./support/fixture";
+import { adminBoxFixture, KEY } from "./support/fixture";
 import { type Harness, startHarness, TEST_CACHE, TEST_TIMEOUTS } from "./support/harness";
 import { call, expectOk } from "./support/protocols";
 
@@ -30,49 +30,25 @@ const MEMBERS = Array.from({ length: 10 }, (_, i) => `m-${String(i).padStart(2, 
 const AUTH = `ServiceAuth svcauth_api_client_id=${KEY}, svcauth_token=admin-token`;
 
 function fixture() {
-  return {
-    apiClients: [{ apiKey: KEY }],
-    users: [{ userId: "u-admin", tokens: [{ token: "admin-token" }] }],
-    boxes: [
-      {
-        boxId: BOX,
-        employees: [
-          {
-            userId: "u-admin",
-            isAdministrator: true,
-            canManageCounteragents: true,
-            canDeleteRestoreDocuments: true,
-            documentAccessLevel: "AllDocuments",
-          },
-        ],
-        counteragentGroups: [
-          { counteragentGroupId: GROUP, name: "Walk" },
-          { counteragentGroupId: DOOMED, name: "Doomed" },
-          { counteragentGroupId: EMPTY, name: "Empty" },
-        ],
-        counteragents: [
-          ...MEMBERS.map((counteragentBoxId, i) => ({
-            counteragentBoxId,
-            counteragentGroupId: GROUP,
-            joinedGroupAt: new Date(Date.UTC(2026, 0, 1 + i)).toISOString(),
-          })),
-          { counteragentBoxId: "invites", counteragentGroupId: GROUP, status: "InvitesMe" },
-          { counteragentBoxId: "x-1", counteragentGroupId: DOOMED },
-          { counteragentBoxId: "x-2", counteragentGroupId: DOOMED },
-          { counteragentBoxId: "loner" },
-        ],
-        messages: [
-          {
-            messageId: "msg",
-            documents: [
-              { documentId: "d1", departmentId: HEAD },
-              { documentId: "d2", departmentId: HEAD },
-            ],
-          },
-        ],
-      },
+  return adminBoxFixture(
+    BOX,
+    [
+      { counteragentGroupId: GROUP, name: "Walk" },
+      { counteragentGroupId: DOOMED, name: "Doomed" },
+      { counteragentGroupId: EMPTY, name: "Empty" },
     ],
-  };
+    [
+      ...MEMBERS.map((counteragentBoxId, i) => ({
+        counteragentBoxId,
+        counteragentGroupId: GROUP,
+        joinedGroupAt: new Date(Date.UTC(2026, 0, 1 + i)).toISOString(),
+      })),
+      { counteragentBoxId: "invites", counteragentGroupId: GROUP, status: "InvitesMe" },
+      { counteragentBoxId: "x-1", counteragentGroupId: DOOMED },
+      { counteragentBoxId: "x-2", counteragentGroupId: DOOMED },
+      { counteragentBoxId: "loner" },
+    ],
+  );
 }
 
 const rpc = CounteragentService.method;

@@ -89,3 +89,44 @@ export function baseFixture() {
     ],
   };
 }
+
+/**
+ * One box with one all-rights administrator (`u-admin`, token `admin-token`),
+ * one message `msg` with documents d1 and d2, and the groups and counteragents
+ * given: the data of the round-trip and query-plan tests.
+ */
+export function adminBoxFixture(
+  boxId: string,
+  counteragentGroups: readonly { counteragentGroupId: string; name: string }[],
+  counteragents: readonly Record<string, string>[],
+) {
+  return {
+    apiClients: [{ apiKey: KEY }],
+    users: [{ userId: "u-admin", tokens: [{ token: "admin-token" }] }],
+    boxes: [
+      {
+        boxId,
+        employees: [
+          {
+            userId: "u-admin",
+            isAdministrator: true,
+            canManageCounteragents: true,
+            canDeleteRestoreDocuments: true,
+            documentAccessLevel: "AllDocuments",
+          },
+        ],
+        counteragentGroups,
+        counteragents,
+        messages: [
+          {
+            messageId: "msg",
+            documents: [
+              { documentId: "d1", departmentId: HEAD },
+              { documentId: "d2", departmentId: HEAD },
+            ],
+          },
+        ],
+      },
+    ],
+  };
+}
