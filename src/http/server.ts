@@ -30,6 +30,7 @@ import {
   shutdownKey,
 } from "../rpc/context";
 import { INTERNAL_MESSAGE, legacyError } from "../rpc/error-table";
+import { createGrpcUnary } from "../rpc/grpc-unary";
 import { createPipeline } from "../rpc/router";
 import { encodeGrpcMessage } from "../rpc/undecodable";
 import { SERVICE_VERSION } from "../version";
@@ -59,6 +60,11 @@ export interface HttpServerOptions {
   readonly corsAllowedOrigins: readonly string[];
   /** Metrics and traces of every request (src/observability); none when absent. */
   readonly observer?: Observer;
+  /**
+   * gRPC unary calls on HTTP/2 take the short path (src/rpc/grpc-unary.ts);
+   * false sends every call through connect-es's handler (tests compare the two).
+   */
+  readonly grpcShortPath?: boolean;
 }
 
 export function createHttpServer(
@@ -75,6 +81,8 @@ export function createHttpServer(
     pipeline.handlers.map((h) => [h.requestPath, h]),
   );
   const bridge = createLegacyBridge(pipeline);
+  const grpcUnary = createGrpcUnary(pipeline);
+  const shortPath = options.grpcShortPath ?? true;
   const docs = createDocsRoutes(
     buildOpenApi(bridge.routes, { version: SERVICE_VERSION, comments: protoComments }),
   );
@@ -132,8 +140,14 @@ export function createHttpServer(
           .set(requestIdKey, requestId)
           .set(authorizationLinesKey, countAuthorizationLines(req.rawHeaders))
           .set(callOutcomeKey, observed.outcome);
-        const uRes = await rpc(universalRequestFromNodeRequest(req, res, undefined, values));
-        await universalResponseToNodeResponse(observed.watch(uRes, protocol === "grpc-web"), res);
+        const toRouter = async (body?: AsyncIterable<Uint8Array>) => {
+          const uReq = universalRequestFromNodeRequest(req, res, undefined, values);
+          const uRes = await rpc(body ? { ...uReq, body } : uReq);
+          await universalResponseToNodeResponse(observed.watch(uRes, protocol === "grpc-web"), res);
+        };
+        const unaryCall =
+          protocol === "grpc" && shortPath ? grpcUnary.accepts(req, rpc) : undefined;
+        await (unaryCall ? grpcUnary.serve(req, res, unaryCall, values, toRouter) : toRouter());
         return;
       }
       if (HEALTH_PATHS.has(path)) {

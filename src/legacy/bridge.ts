@@ -7,13 +7,7 @@
  * protobuf or JSON.
  */
 import { create, type DescMessage, type Message, toBinary } from "@bufbuild/protobuf";
-import {
-  ConnectError,
-  type ContextValues,
-  createHandlerContext,
-  type Interceptor,
-} from "@connectrpc/connect";
-import { invokeUnaryImplementation } from "@connectrpc/connect/protocol";
+import { ConnectError, type ContextValues, createHandlerContext } from "@connectrpc/connect";
 import { COMPRESS_MIN_BYTES, compress, negotiateCoding } from "../http/compression";
 import { addVary } from "../http/cors";
 import type { NodeRequest, NodeResponse } from "../http/responder";
@@ -24,16 +18,13 @@ import {
   connectToLegacyError,
   legacyError,
 } from "../rpc/error-table";
-import type { Pipeline, UnarySpec } from "../rpc/router";
+import { PIPELINE_HEADERS, type Pipeline, type UnarySpec } from "../rpc/router";
 import { decodeRequest } from "./decode";
 import { type LegacyRoute, legacyRoutesOf } from "./http-rules";
 import { messageToLegacyJson } from "./legacy-json";
 
 const PROTOBUF_CONTENT_TYPE = "application/x-protobuf";
 const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
-
-/** Request headers the pipeline reads; nothing else is copied. */
-const FORWARDED_HEADERS = ["authorization"] as const;
 
 interface BoundRoute extends LegacyRoute {
   readonly spec: UnarySpec;
@@ -66,7 +57,6 @@ export function createLegacyBridge(pipeline: Pipeline): LegacyBridge {
     const key = route.path.toLowerCase();
     byPath.set(key, [...(byPath.get(key) ?? []), route]);
   }
-  const interceptors = pipeline.interceptors;
 
   return {
     routes,
@@ -85,7 +75,7 @@ export function createLegacyBridge(pipeline: Pipeline): LegacyBridge {
         if (!res.writableFinished) abort.abort();
       });
       try {
-        const output = await invoke(route, req, query, values, interceptors, abort.signal);
+        const output = await invoke(pipeline, route, req, query, values, abort.signal);
         await sendMessage(req, res, route.method.output, output);
       } catch (error) {
         const e = ConnectError.from(error);
@@ -107,11 +97,11 @@ export function createLegacyBridge(pipeline: Pipeline): LegacyBridge {
  * request without valid credentials is a 401, as the order of checks says.
  */
 async function invoke(
+  pipeline: Pipeline,
   route: BoundRoute,
   req: NodeRequest,
   query: string,
   values: ContextValues,
-  interceptors: readonly Interceptor[],
   signal: AbortSignal,
 ): Promise<Message> {
   let spec = route.spec;
@@ -123,7 +113,7 @@ async function invoke(
     input = create(route.method.input);
   }
   const requestHeader = new Headers();
-  for (const name of FORWARDED_HEADERS) {
+  for (const name of PIPELINE_HEADERS) {
     const value = req.headers[name];
     if (typeof value === "string") requestHeader.set(name, value);
   }
@@ -137,7 +127,7 @@ async function invoke(
     requestSignal: signal,
     contextValues: values,
   });
-  return invokeUnaryImplementation(spec, context, input, interceptors as Interceptor[]);
+  return pipeline.invoke(spec, context, input);
 }
 
 /** The answer as legacy JSON or protobuf, compressed when the client accepts it and it is worth it. */

@@ -4,7 +4,8 @@
  * gRPC, gRPC-Web) and the legacy bridge (in-process calls of the same
  * handlers through the same interceptors) both read it.
  */
-import type { DescMethod } from "@bufbuild/protobuf";
+import type { DescMethod, Message } from "@bufbuild/protobuf";
+import type { HandlerContext } from "@connectrpc/connect";
 import {
   type ConnectRouter,
   createConnectRouter,
@@ -13,10 +14,14 @@ import {
   type Interceptor,
   type MethodImplSpec,
 } from "@connectrpc/connect";
-import type { UniversalHandler } from "@connectrpc/connect/protocol";
+import {
+  type Compression,
+  invokeUnaryImplementation,
+  type UniversalHandler,
+} from "@connectrpc/connect/protocol";
 import { compressionBrotli, compressionGzip } from "@connectrpc/connect-node";
 import type { Deps } from "../deps";
-import { COMPRESS_MIN_BYTES } from "../http/compression";
+import { COMPRESS_MIN_BYTES, compress } from "../http/compression";
 import { outcomeInterceptor } from "../observability/outcome";
 import { CounteragentService, counteragentService } from "./counteragent-service";
 import { DocumentService, documentService } from "./document-service";
@@ -38,6 +43,24 @@ import { reportUndecodableAsInvalid } from "./undecodable";
 
 /** Largest request message accepted, on every protocol. */
 export const MAX_REQUEST_BYTES = 1024 * 1024;
+
+/**
+ * Compressions accepted and offered on every RPC protocol, in order of
+ * preference: connect-node's (its decompression enforces the size limit
+ * and reports bad data as invalid_argument), compressing as the legacy
+ * answers do (src/http/compression.ts: synchronous for small bodies,
+ * brotli at quality 5).
+ */
+export const RPC_COMPRESSION: readonly Compression[] = [
+  { ...compressionGzip, compress: (bytes) => ownBuffer(compress(bytes, "gzip")) },
+  { ...compressionBrotli, compress: (bytes) => ownBuffer(compress(bytes, "br")) },
+];
+
+/** zlib's output never lives in a SharedArrayBuffer; connect's type asks to be told so. */
+const ownBuffer = (bytes: Promise<Buffer>) => bytes as Promise<Uint8Array<ArrayBuffer>>;
+
+/** Request headers the pipeline reads (the interceptors); the short paths copy nothing else. */
+export const PIPELINE_HEADERS = ["authorization"] as const;
 
 /** Services callable without credentials (SPEC §5): health, and reflection (it tells what /openapi.json tells). */
 export const PUBLIC_SERVICES: ReadonlySet<string> = new Set([
@@ -80,9 +103,14 @@ export type UnarySpec = Extract<MethodImplSpec, { kind: "unary" }>;
 export interface Pipeline {
   /** The router's handlers, for the front (Connect, gRPC and gRPC-Web on /<service>/<method>). */
   readonly handlers: readonly UniversalHandler[];
-  /** The same implementations, by method, for in-process calls from the legacy bridge. */
+  /** The same implementations, by method, for the short paths (the legacy bridge, gRPC unary). */
   unary(method: DescMethod): UnarySpec | undefined;
-  /** The interceptors every call runs through, whatever its protocol. */
+  /**
+   * Runs a unary call through the interceptors every call runs through, with
+   * a decoded request: what the router does once it has decoded one.
+   */
+  invoke(spec: UnarySpec, context: HandlerContext, input: Message): Promise<Message>;
+  /** Those interceptors (the in-memory test tier builds its router with them). */
   readonly interceptors: readonly Interceptor[];
 }
 
@@ -105,7 +133,7 @@ export function createPipeline(deps: Deps, options: PipelineOptions): Pipeline {
     interceptors,
     readMaxBytes: MAX_REQUEST_BYTES,
     // gzip and br in both directions; answers from 1 KiB up (a full page of 100 ids is ~4 KB).
-    acceptCompression: [compressionGzip, compressionBrotli],
+    acceptCompression: [...RPC_COMPRESSION],
     compressMinBytes: COMPRESS_MIN_BYTES,
   });
   const specs = new Map<DescMethod, MethodImplSpec>();
@@ -129,6 +157,7 @@ export function createPipeline(deps: Deps, options: PipelineOptions): Pipeline {
   return {
     handlers: router.handlers.map(reportUndecodableAsInvalid),
     interceptors,
+    invoke: (spec, context, input) => invokeUnaryImplementation(spec, context, input, interceptors),
     unary(method) {
       const spec = specs.get(method);
       return spec?.kind === "unary" ? spec : undefined;

@@ -1,0 +1,351 @@
+/**
+ * gRPC unary calls on HTTP/2 take a short path (src/rpc/grpc-unary.ts) that
+ * must answer exactly as connect-es's handler does: the same request, sent
+ * raw over h2 to a server with the short path and to one without it, gets the
+ * same status, headers, body bytes and trailers — successes (compressed or
+ * not), domain errors with their details, and every protocol edge, which the
+ * short path hands to the router with the bytes it already read.
+ */
+import http2 from "node:http2";
+import { gzipSync } from "node:zlib";
+import { create, toBinary } from "@bufbuild/protobuf";
+import { createClient } from "@connectrpc/connect";
+import { compressionGzip, createGrpcTransport } from "@connectrpc/connect-node";
+import { beforeEach, describe, expect, it, vi } from "vitest";
+import { CounteragentService } from "../gen/docflow/api/v1/counteragents_pb";
+import { DocumentService } from "../gen/docflow/api/v1/documents_pb";
+import { SubscriptionService } from "../gen/docflow/api/v1/subscriptions_pb";
+import { loadFixture } from "../src/fixtures/load";
+import { MAX_REQUEST_BYTES } from "../src/rpc/router";
+import { authHeader, BOX, baseFixture, ENDED_BOX, HEAD, USERS } from "./support/fixture";
+import { type Harness, TEST_TIMEOUTS, useHarness } from "./support/harness";
+
+/** How often the short path served a call itself, and how often it handed one to the router. */
+const taken = vi.hoisted(() => ({ served: 0, toRouter: 0 }));
+vi.mock("../src/rpc/grpc-unary", async (importOriginal) => {
+  const original = await importOriginal<typeof import("../src/rpc/grpc-unary")>();
+  return {
+    ...original,
+    createGrpcUnary: (...args: Parameters<typeof original.createGrpcUnary>) => {
+      const real = original.createGrpcUnary(...args);
+      return {
+        ...real,
+        serve: (...[req, res, call, values, toRouter]: Parameters<typeof real.serve>) => {
+          let handedOver = false;
+          return real
+            .serve(req, res, call, values, (body) => {
+              handedOver = true;
+              taken.toRouter++;
+              return toRouter(body);
+            })
+            .finally(() => {
+              if (!handedOver) taken.served++;
+            });
+        },
+      };
+    },
+  };
+});
+
+/** 60 members in the default group: a full page is over 1 KiB, so it is compressed when asked. */
+const fixture = () => {
+  const base = baseFixture();
+  const [box, ...rest] = base.boxes;
+  return {
+    ...base,
+    boxes: [
+      {
+        ...box,
+        counteragents: Array.from({ length: 60 }, (_, i) => ({
+          counteragentBoxId: `c0000000-0000-4000-8000-0000000000${String(i).padStart(2, "0")}`,
+          joinedGroupAt: `2026-01-01T00:00:${String(i).padStart(2, "0")}Z`,
+        })),
+      },
+      ...rest,
+    ],
+  };
+};
+const short = useHarness(fixture);
+const router = useHarness(fixture, TEST_TIMEOUTS, { grpcShortPath: false });
+beforeEach(async () => {
+  await Promise.all([loadFixture(short.db, fixture()), loadFixture(router.db, fixture())]);
+  taken.served = 0;
+  taken.toRouter = 0;
+});
+
+const envelope = (message: Uint8Array, flags = 0) => {
+  const frame = Buffer.alloc(5 + message.length);
+  frame[0] = flags;
+  frame.writeUInt32BE(message.length, 1);
+  Buffer.from(message).copy(frame, 5);
+  return frame;
+};
+const pathOf = (m: { parent: { typeName: string }; name: string }) =>
+  `/${m.parent.typeName}/${m.name}`;
+
+const list = CounteragentService.method.getCounteragentsFromGroup;
+const page = toBinary(list.input, create(list.input, { boxId: BOX, counteragentGroupId: HEAD }));
+const ended = toBinary(
+  list.input,
+  create(list.input, { boxId: ENDED_BOX, counteragentGroupId: HEAD }),
+);
+const get = SubscriptionService.method.getSubscriptions;
+const subscriptions = toBinary(
+  get.input,
+  create(get.input, { boxId: BOX, userId: USERS.clerk.userId }),
+);
+const update = SubscriptionService.method.updateSubscriptions;
+const change = toBinary(
+  update.input,
+  create(update.input, {
+    boxId: BOX,
+    userId: USERS.clerk.userId,
+    subscriptions: { Subscriptions: [{ Id: "News", IsSubscribed: false }] },
+  }),
+);
+const restore = DocumentService.method.restore;
+const restoreUnknown = toBinary(
+  restore.input,
+  create(restore.input, { boxId: BOX, messageId: "no-such-message" }),
+);
+
+interface Case {
+  readonly name: string;
+  readonly path: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body: Buffer;
+  /** The body in two DATA frames, some time apart. */
+  readonly split?: boolean;
+}
+
+const admin = authHeader("admin");
+const grpc = (headers: Record<string, string> = {}) => ({
+  "content-type": "application/grpc",
+  te: "trailers",
+  authorization: admin,
+  ...headers,
+});
+const overSize = Buffer.alloc(5 + 16);
+overSize.writeUInt32BE(MAX_REQUEST_BYTES + 1, 1);
+
+/** Requests the short path answers itself. */
+const SERVED: readonly Case[] = [
+  { name: "a page, uncompressed", path: pathOf(list), body: envelope(page) },
+  {
+    name: "a page, gzip accepted (compressed answer)",
+    path: pathOf(list),
+    headers: { "grpc-accept-encoding": "identity,deflate,gzip" },
+    body: envelope(page),
+  },
+  {
+    name: "a page, br accepted, application/grpc+proto",
+    path: pathOf(list),
+    headers: { "content-type": "application/grpc+proto", "grpc-accept-encoding": "br" },
+    body: envelope(page),
+  },
+  {
+    name: "a gzip-compressed request (and so a gzip answer)",
+    path: pathOf(list),
+    headers: { "grpc-encoding": "gzip" },
+    body: envelope(gzipSync(page), 1),
+  },
+  { name: "the body in two frames", path: pathOf(list), body: envelope(page), split: true },
+  {
+    name: "a client deadline",
+    path: pathOf(list),
+    headers: { "grpc-timeout": "5S" },
+    body: envelope(page),
+  },
+  {
+    name: "GetSubscriptions (a small answer)",
+    path: pathOf(get),
+    headers: { authorization: authHeader("clerk") },
+    body: envelope(subscriptions),
+  },
+  { name: "UpdateSubscriptions (a write)", path: pathOf(update), body: envelope(change) },
+  {
+    name: "permission denied, with its ErrorInfo",
+    path: pathOf(restore),
+    body: envelope(restoreUnknown),
+  },
+  {
+    name: "no credentials (unauthenticated, WWW-Authenticate)",
+    path: pathOf(get),
+    headers: { authorization: "" },
+    body: envelope(subscriptions),
+  },
+  {
+    name: "subscription ended (failed_precondition + ErrorInfo)",
+    path: pathOf(list),
+    body: envelope(ended),
+  },
+  {
+    name: "a required field missing",
+    path: pathOf(list),
+    body: envelope(new Uint8Array()),
+  },
+];
+
+/** Requests the short path hands to the router, after reading what it needed to decide. */
+const HANDED_OVER: readonly Case[] = [
+  { name: "an empty body", path: pathOf(list), body: Buffer.alloc(0) },
+  {
+    name: "two messages for a unary method",
+    path: pathOf(list),
+    body: Buffer.concat([envelope(page), envelope(page)]),
+  },
+  {
+    name: "bytes that are not protobuf",
+    path: pathOf(list),
+    body: envelope(Buffer.from([0xff, 0xff, 0xff])),
+  },
+  {
+    name: "bytes that are not protobuf, without credentials",
+    path: pathOf(list),
+    headers: { authorization: "" },
+    body: envelope(Buffer.from([0xff, 0xff, 0xff])),
+  },
+  { name: "a body cut mid-message", path: pathOf(list), body: envelope(page).subarray(0, 8) },
+  { name: "a message over the size limit", path: pathOf(list), body: overSize },
+  {
+    name: "a compressed flag without grpc-encoding",
+    path: pathOf(list),
+    body: envelope(gzipSync(page), 1),
+  },
+  {
+    name: "grpc-encoding gzip over bytes that are not gzip",
+    path: pathOf(list),
+    headers: { "grpc-encoding": "gzip" },
+    body: envelope(Buffer.from("not gzip"), 1),
+  },
+];
+
+/** Requests the short path does not take at all. */
+const NOT_TAKEN: readonly Case[] = [
+  {
+    name: "an unparsable grpc-timeout",
+    path: pathOf(list),
+    headers: { "grpc-timeout": "5X" },
+    body: envelope(page),
+  },
+  {
+    name: "an unknown grpc-encoding",
+    path: pathOf(list),
+    headers: { "grpc-encoding": "zstd" },
+    body: envelope(page),
+  },
+  {
+    name: "application/grpc+json",
+    path: pathOf(list),
+    headers: { "content-type": "application/grpc+json" },
+    body: envelope(Buffer.from(JSON.stringify({ boxId: BOX, counteragentGroupId: HEAD }))),
+  },
+];
+
+interface Answer {
+  readonly headers: Record<string, unknown>;
+  readonly trailers: Record<string, unknown> | undefined;
+  readonly body: string;
+  readonly rstCode: number | undefined;
+}
+
+async function send(h: Harness, c: Case): Promise<Answer> {
+  const session = http2.connect(h.baseUrl);
+  try {
+    return await new Promise<Answer>((resolve, reject) => {
+      const headers = Object.fromEntries(
+        Object.entries(grpc(c.headers)).filter(([, value]) => value !== ""),
+      );
+      const req = session.request({ ":method": "POST", ":path": c.path, ...headers });
+      let answerHeaders: Record<string, unknown> = {};
+      let trailers: Record<string, unknown> | undefined;
+      const chunks: Buffer[] = [];
+      req.on("response", (received) => {
+        const { date: _date, "x-request-id": _id, ...rest } = received;
+        answerHeaders = rest;
+      });
+      req.on("trailers", (received) => {
+        trailers = { ...received };
+      });
+      req.on("data", (chunk: Buffer) => chunks.push(chunk));
+      req.on("error", reject);
+      req.on("close", () =>
+        resolve({
+          headers: answerHeaders,
+          trailers,
+          body: Buffer.concat(chunks).toString("hex"),
+          rstCode: req.rstCode,
+        }),
+      );
+      if (c.split) {
+        req.write(c.body.subarray(0, 3));
+        setTimeout(() => req.end(c.body.subarray(3)), 20);
+      } else {
+        req.end(c.body);
+      }
+    });
+  } finally {
+    session.close();
+  }
+}
+
+describe("the short path answers byte for byte as connect-es's gRPC handler", () => {
+  it.each(SERVED)("served by the short path: $name", async (c) => {
+    const viaShort = await send(short, c);
+    expect(taken).toEqual({ served: 1, toRouter: 0 });
+    const viaRouter = await send(router, c);
+    expect(viaShort).toEqual(viaRouter);
+    expect(viaShort.headers[":status"]).toBe(200);
+    expect(viaShort.trailers?.["grpc-status"]).toBeDefined();
+  });
+
+  it.each(HANDED_OVER)("handed to the router: $name", async (c) => {
+    const viaShort = await send(short, c);
+    expect(taken).toEqual({ served: 0, toRouter: 1 });
+    const viaRouter = await send(router, c);
+    expect(viaShort).toEqual(viaRouter);
+    expect(viaShort.trailers?.["grpc-status"]).not.toBe("0");
+  });
+
+  it.each(NOT_TAKEN)("not taken: $name", async (c) => {
+    const viaShort = await send(short, c);
+    expect(taken).toEqual({ served: 0, toRouter: 0 });
+    expect(viaShort).toEqual(await send(router, c));
+  });
+
+  it("a page compressed with gzip is the page, and smaller", async () => {
+    const plain = await send(short, SERVED[0] as Case);
+    const gzip = await send(short, SERVED[1] as Case);
+    expect(gzip.headers["grpc-encoding"]).toBe("gzip");
+    expect(gzip.body.slice(0, 2)).toBe("01");
+    expect(gzip.body.length).toBeLessThan(plain.body.length / 4);
+    expect(plain.trailers?.["grpc-status"]).toBe("0");
+  });
+
+  it("a write through the short path is stored", async () => {
+    await send(short, SERVED.find((c) => c.path === pathOf(update)) as Case);
+    const clerk = await short.db
+      .collection("employees")
+      .findOne({ boxId: BOX, userId: USERS.clerk.userId });
+    expect(clerk?.subscriptions?.News).toBe(false);
+  });
+
+  it("a real gRPC client (connect-node, gzip both ways) gets its page through the short path", async () => {
+    const client = createClient(
+      CounteragentService,
+      createGrpcTransport({
+        baseUrl: short.baseUrl,
+        sendCompression: compressionGzip,
+        acceptCompression: [compressionGzip],
+        compressMinBytes: 0,
+      }),
+    );
+    const answer = await client.getCounteragentsFromGroup(
+      { boxId: BOX, counteragentGroupId: HEAD },
+      { headers: { authorization: admin }, timeoutMs: 5_000 },
+    );
+    expect(answer.CounteragentBoxId).toHaveLength(60);
+    expect(answer.TotalCount).toBe(60);
+    expect(taken.served).toBe(1);
+  });
+});
