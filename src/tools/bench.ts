@@ -16,6 +16,10 @@
  * service with itself instead, interleaved: metrics off, metrics on, metrics
  * with tracing configured but off (OTEL_SDK_DISABLED=true), and metrics with
  * tracing at 100 % sampling to a local receiver that discards every export.
+ *
+ * BENCH_NODE_FLAGS="flags|flags|…" (two sets or more) compares the service
+ * with itself under those node flag sets instead (they replace the start
+ * script's flags), e.g. "--max-semi-space-size=4|--max-semi-space-size=16".
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -79,10 +83,20 @@ type SideName =
   | "metrics-off"
   | "metrics-on"
   | "tracing-off"
-  | "tracing-100";
+  | "tracing-100"
+  /** BENCH_NODE_FLAGS: the service with other node flags. */
+  | `node ${string}`;
+
+/** A configuration of the service compared with others (--observability, BENCH_NODE_FLAGS). */
+interface Variant {
+  readonly name: SideName;
+  readonly env: Record<string, string>;
+  /** Replaces the node flags of the start script. */
+  readonly nodeFlags?: readonly string[];
+}
 
 /** The observability configurations, in the order they run. */
-const OBSERVABILITY_SIDES: readonly { name: SideName; env: Record<string, string> }[] = [
+const OBSERVABILITY_SIDES: readonly Variant[] = [
   { name: "metrics-off", env: { METRICS_ENABLED: "false" } },
   { name: "metrics-on", env: { METRICS_ENABLED: "true" } },
   {
@@ -140,6 +154,8 @@ interface Options {
   readonly jsonFile: string | undefined;
   /** Compare the service's observability configurations instead of service vs floor. */
   readonly observability: boolean;
+  /** BENCH_NODE_FLAGS ("flags|flags|…"): compare the service under node flag sets instead. */
+  readonly nodeFlags: readonly (readonly string[])[];
 }
 
 function readOptions(): Options {
@@ -171,6 +187,14 @@ function readOptions(): Options {
   const jsonArg = jsonAt === -1 ? undefined : args[jsonAt + 1];
   return {
     observability: args.includes("--observability") || process.env.BENCH_OBSERVABILITY === "1",
+    nodeFlags: (process.env.BENCH_NODE_FLAGS ?? "").includes("|")
+      ? (process.env.BENCH_NODE_FLAGS ?? "").split("|").map((set) =>
+          set
+            .trim()
+            .split(/\s+/)
+            .filter((f) => f !== ""),
+        )
+      : [],
     rounds: Math.round(number("BENCH_ROUNDS", 3, 1)),
     seconds: number("BENCH_SECONDS", 5, 1),
     warmupSeconds: number("BENCH_WARMUP_SECONDS", 2, 0),
@@ -261,8 +285,15 @@ async function main(): Promise<void> {
     HOST: "127.0.0.1",
     LOG_LEVEL: "info",
   };
-  if (options.observability) {
-    await observabilityBench(options, env, started, { ghz, ghzFiles, dbPid: embedded?.pid });
+  if (options.observability || options.nodeFlags.length > 0) {
+    const variants: Variant[] = options.observability
+      ? [...OBSERVABILITY_SIDES]
+      : options.nodeFlags.map((flags) => ({
+          name: `node ${flags.join(" ") || "(no flags)"}`,
+          env: {},
+          nodeFlags: flags,
+        }));
+    await variantBench(options, variants, env, started, { ghz, ghzFiles, dbPid: embedded?.pid });
     return;
   }
   const service = await startServer("service", serviceCommand(), env, ROOT);
@@ -353,28 +384,36 @@ async function discardingReceiver(): Promise<{ url: string; exports: () => numbe
   return { url: `http://127.0.0.1:${port}`, exports: () => exports };
 }
 
-/** The four observability configurations of the service, interleaved round by round. */
-async function observabilityBench(
+/**
+ * Configurations of the service (the four observability ones, or node flag
+ * sets), interleaved round by round.
+ */
+async function variantBench(
   options: Options,
+  variants: readonly Variant[],
   env: NodeJS.ProcessEnv,
   started: number,
   tools: { ghz: string | undefined; ghzFiles: GhzFiles | undefined; dbPid: number | undefined },
 ): Promise<void> {
   const receiver = await discardingReceiver();
   const command = serviceCommand();
+  const script = command.at(-1) ?? "";
   const sides: Side[] = [];
-  for (const side of OBSERVABILITY_SIDES) {
+  for (const side of variants) {
     const server = await startServer(
       side.name,
-      command,
-      { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ...side.env },
+      side.nodeFlags ? [command[0] ?? process.execPath, ...side.nodeFlags, script] : command,
+      // Only the observability variants send traces (to the discarding receiver).
+      options.observability
+        ? { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ...side.env }
+        : { ...env, ...side.env },
       ROOT,
     );
     sides.push({ name: side.name, server });
   }
   console.log(
     `
-observability: ${sides.map((s) => s.name).join(", ")}; interleaved, ${options.rounds} rounds of ${options.seconds} s; OTLP receiver ${receiver.url} (discards)`,
+compared: ${sides.map((s) => s.name).join(", ")}; interleaved, ${options.rounds} rounds of ${options.seconds} s; OTLP receiver ${receiver.url} (discards)`,
   );
   const rows: Row[] = [];
   const table = new Table();
@@ -395,7 +434,7 @@ observability: ${sides.map((s) => s.name).join(", ")}; interleaved, ${options.ro
   table.footer();
   const lines: string[] = [];
   const mark = (ok: boolean) => (ok ? "met " : "MISS");
-  for (const scenario of options.scenarios) {
+  for (const scenario of options.observability ? options.scenarios : []) {
     for (const connections of options.connections) {
       const cpu = (side: SideName) =>
         rows.find(
@@ -413,9 +452,11 @@ observability: ${sides.map((s) => s.name).join(", ")}; interleaved, ${options.ro
       }
     }
   }
-  console.log("\ngoals (medians of server CPU per call):");
-  for (const line of lines) console.log(line);
-  console.log(`OTLP exports received and discarded: ${receiver.exports()}`);
+  if (options.observability) {
+    console.log("\ngoals (medians of server CPU per call):");
+    for (const line of lines) console.log(line);
+    console.log(`OTLP exports received and discarded: ${receiver.exports()}`);
+  }
   console.log(`total time ${((Date.now() - started) / 1000).toFixed(0)} s`);
   if (options.jsonFile) {
     writeFileSync(
