@@ -10,7 +10,7 @@ import type { Counteragent, CounteragentStatus, GroupPosition } from "../domain/
 import type { CounteragentMembershipStore, CounteragentStore } from "../domain/ports";
 import { Collections, IndexNames } from "./collections";
 import type { CounteragentGroupDocument } from "./counteragent-group-store";
-import { listingKeyOf, positionOfListingKey } from "./listing-key";
+import { listingKeyOf, listingKeyOfRaw, positionOfListingKey } from "./listing-key";
 
 export interface CounteragentDocument {
   boxId: string;
@@ -50,10 +50,7 @@ export function createCounteragentStore(db: Db): CounteragentStore & Counteragen
     status: CounteragentStatus,
     after: GroupPosition | undefined,
     limit: number,
-  ) =>
-    counteragents
-      .find(pageFilter(boxId, counteragentGroupId, status, after), pageOptions(limit))
-      .toArray();
+  ) => pageKeys(counteragents, pageFilter(boxId, counteragentGroupId, status, after), limit);
   return {
     async groupExists(boxId, counteragentGroupId) {
       const found = await groups.findOne(
@@ -63,13 +60,13 @@ export function createCounteragentStore(db: Db): CounteragentStore & Counteragen
       return found !== null;
     },
     async listMembers(boxId, counteragentGroupId, status, after, limit): Promise<GroupPosition[]> {
-      let docs = await page(boxId, counteragentGroupId, status, after, limit);
+      let keys = await page(boxId, counteragentGroupId, status, after, limit);
       // Members without a listing key sort first: a first page shows whether the group has any.
-      if (after === undefined && docs.length > 0 && docs[0]?.listingKey == null) {
+      if (after === undefined && keys.length > 0 && keys[0] == null) {
         await giveListingKeys(counteragents, { boxId, counteragentGroupId, status });
-        docs = await page(boxId, counteragentGroupId, status, after, limit);
+        keys = await page(boxId, counteragentGroupId, status, after, limit);
       }
-      return docs.flatMap((d) => positionOfListingKey(d.listingKey) ?? []);
+      return keys.flatMap((key) => positionOfListingKey(key) ?? []);
     },
     countMembers(boxId, counteragentGroupId, status) {
       return counteragents.countDocuments(
@@ -78,8 +75,8 @@ export function createCounteragentStore(db: Db): CounteragentStore & Counteragen
       );
     },
     async ensureListingKeys(boxId, counteragentGroupId, status) {
-      const [first] = await page(boxId, counteragentGroupId, status, undefined, 1);
-      if (first && first.listingKey == null) {
+      const keys = await page(boxId, counteragentGroupId, status, undefined, 1);
+      if (keys.length > 0 && keys[0] == null) {
         await giveListingKeys(counteragents, { boxId, counteragentGroupId, status });
       }
     },
@@ -161,6 +158,22 @@ export function pageFilter(
   return after
     ? { boxId, counteragentGroupId, status, listingKey: { $gt: listingKeyOf(after) } }
     : { boxId, counteragentGroupId, status };
+}
+
+/**
+ * The listing keys of one page, in order (null or undefined for a member
+ * without one). Documents come back as raw BSON and only the key is read
+ * (listingKeyOfRaw): the command sent is the same. Shared with the
+ * benchmark's floor.
+ */
+export async function pageKeys(
+  counteragents: Collection<CounteragentDocument>,
+  filter: Filter<CounteragentDocument>,
+  limit: number,
+): Promise<unknown[]> {
+  const docs = await counteragents.find(filter, { ...pageOptions(limit), raw: true }).toArray();
+  // With `raw`, the driver hands each document over as its BSON bytes.
+  return (docs as unknown as Uint8Array[]).map(listingKeyOfRaw);
 }
 
 /** Sorted on the index, only the key projected (covered: no document is fetched). */

@@ -14,6 +14,7 @@
  * (moves, group deletion, fixtures); members written by others without one
  * are given one when a walk of their group starts (counteragent-store.ts).
  */
+import { BSON } from "mongodb";
 import type { GroupPosition } from "../domain/model";
 
 const OFFSET_MS = 8_640_000_000_000_000n;
@@ -35,4 +36,38 @@ export function positionOfListingKey(key: unknown): GroupPosition | undefined {
     joinedGroupAt: new Date(Number(BigInt(digits) - OFFSET_MS)),
     counteragentBoxId: key.slice(TIME_DIGITS),
   };
+}
+
+const KEY_FIELD = "listingKey";
+const KEY_NAME = Buffer.from(KEY_FIELD, "utf8");
+const BSON_STRING = 0x02;
+const BSON_NULL = 0x0a;
+
+/**
+ * The listingKey of a document given as raw BSON, without decoding its other
+ * fields (bson's own element parser, the one the driver uses). A page asks
+ * for the key alone, but a server may ignore the projection (the embedded
+ * engine returns whole documents): decoding every field of every member
+ * would then be most of a page's cost. A key that is not a string or null
+ * (never written by this service) is read by a full decode.
+ */
+export function listingKeyOfRaw(doc: Uint8Array): unknown {
+  for (const [type, nameOffset, nameLength, offset, length] of BSON.onDemand.parseToElements(
+    doc,
+    0,
+  )) {
+    if (nameLength !== KEY_NAME.length || !sameBytes(doc, nameOffset, KEY_NAME)) continue;
+    if (type === BSON_STRING) {
+      // int32 byte length, the bytes, a NUL.
+      return BSON.onDemand.ByteUtils.toUTF8(doc, offset + 4, offset + length - 1, true);
+    }
+    if (type === BSON_NULL) return null;
+    return BSON.deserialize(doc)[KEY_FIELD];
+  }
+  return undefined;
+}
+
+function sameBytes(doc: Uint8Array, at: number, name: Uint8Array): boolean {
+  for (let i = 0; i < name.length; i++) if (doc[at + i] !== name[i]) return false;
+  return true;
 }

@@ -16,7 +16,7 @@ import {
   type CounteragentDocument,
   LISTING_INDEX,
   pageFilter,
-  pageOptions,
+  pageKeys,
 } from "../../storage/counteragent-store";
 import type { ApiClientDocument, TokenDocument } from "../../storage/credential-store";
 import type { EmployeeDocument } from "../../storage/employee-store";
@@ -143,10 +143,9 @@ function createFloorStore(db: Db, close: () => Promise<void>): FloorStore {
         groupId === DEFAULT_GROUP_ID
           ? Promise.resolve(true)
           : groups.findOne({ boxId, counteragentGroupId: groupId }).then((g) => g !== null),
-        counteragents
-          .find(pageFilter(boxId, groupId, status, undefined), pageOptions(count))
-          .toArray()
-          .then((docs) => docs.flatMap((d) => positionOfListingKey(d.listingKey) ?? [])),
+        pageKeys(counteragents, pageFilter(boxId, groupId, status, undefined), count).then((keys) =>
+          keys.flatMap((key) => positionOfListingKey(key) ?? []),
+        ),
         counteragents.countDocuments(
           { boxId, counteragentGroupId: groupId, status },
           { hint: LISTING_INDEX },

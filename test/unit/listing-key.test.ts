@@ -1,0 +1,54 @@
+/** The listing key read from raw BSON (a page's documents) gives what a full decode gives. */
+import { BSON, Long, ObjectId } from "mongodb";
+import { describe, expect, it } from "vitest";
+import { listingKeyOf, listingKeyOfRaw, positionOfListingKey } from "../../src/storage/listing-key";
+
+const key = listingKeyOf({
+  joinedGroupAt: new Date("2026-01-01T00:00:00Z"),
+  counteragentBoxId: "c0000000-0000-4000-8000-000000000001",
+});
+const raw = (doc: Record<string, unknown>) => BSON.serialize(doc);
+
+describe("listingKeyOfRaw", () => {
+  it.each([
+    ["the key alone (what a covering projection returns)", { listingKey: key }],
+    [
+      "a whole document, the key after every other field type (a server ignoring the projection)",
+      {
+        _id: new ObjectId(),
+        boxId: "b0000000-0000-4000-8000-000000000001",
+        counteragentBoxId: "c0000000-0000-4000-8000-000000000001",
+        status: "IsMyCounteragent",
+        joinedGroupAt: new Date("2026-01-01T00:00:00Z"),
+        nested: { listingKey: "not this one" },
+        list: ["listingKey"],
+        flag: true,
+        n: 3,
+        big: Long.fromNumber(2 ** 40),
+        x: 1.5,
+        nothing: null,
+        bytes: new BSON.Binary(Buffer.from("listingKey")),
+        listingKey: key,
+      },
+    ],
+    ["a non-ASCII key", { listingKey: `${key}é€😀` }],
+    ["a null key", { boxId: "b", listingKey: null }],
+    ["no key at all", { boxId: "b", counteragentBoxId: "c" }],
+    ["a field whose name starts like the key", { listingKeyX: "x", listingKe: "y" }],
+    ["a key that is not a string (never written here)", { listingKey: 42 }],
+    ["an empty string", { listingKey: "" }],
+  ])("%s", (_name, doc) => {
+    const bytes = raw(doc);
+    expect(listingKeyOfRaw(bytes)).toEqual(BSON.deserialize(bytes).listingKey);
+  });
+
+  it("reads a document inside a larger buffer (the driver's slices)", () => {
+    const doc = raw({ a: "x", listingKey: key });
+    const buffer = Buffer.concat([Buffer.from("garbage"), doc, Buffer.from("more")]);
+    const slice = new Uint8Array(buffer.buffer, buffer.byteOffset + 7, doc.length);
+    expect(listingKeyOfRaw(slice)).toBe(key);
+    expect(positionOfListingKey(listingKeyOfRaw(slice))?.counteragentBoxId).toBe(
+      "c0000000-0000-4000-8000-000000000001",
+    );
+  });
+});
