@@ -19,7 +19,8 @@
  *
  * BENCH_NODE_FLAGS="flags|flags|…" (two sets or more) compares the service
  * with itself under those node flag sets instead (they replace the start
- * script's flags), e.g. "--max-semi-space-size=4|--max-semi-space-size=16".
+ * script's flags; NAME=value words set the environment of that variant),
+ * e.g. "--max-semi-space-size=4|--max-semi-space-size=16 MALLOC_ARENA_MAX=2".
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -288,11 +289,18 @@ async function main(): Promise<void> {
   if (options.observability || options.nodeFlags.length > 0) {
     const variants: Variant[] = options.observability
       ? [...OBSERVABILITY_SIDES]
-      : options.nodeFlags.map((flags) => ({
-          name: `node ${flags.join(" ") || "(no flags)"}`,
-          env: {},
-          nodeFlags: flags,
-        }));
+      : options.nodeFlags.map((words) => {
+          const isEnv = (w: string) => /^[A-Z_][A-Z0-9_]*=/.test(w);
+          return {
+            name: `node ${words.join(" ") || "(no flags)"}`,
+            env: Object.fromEntries(
+              words
+                .filter(isEnv)
+                .map((w) => [w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1)]),
+            ),
+            nodeFlags: words.filter((w) => !isEnv(w)),
+          };
+        });
     await variantBench(options, variants, env, started, { ghz, ghzFiles, dbPid: embedded?.pid });
     return;
   }
