@@ -65,16 +65,26 @@ const NODE_TS = [process.execPath, "--import", "tsx"];
 
 /**
  * The service runs exactly as `npm start` runs it: the build, then the node
- * command after `exec` in package.json's start script (flags included).
+ * command after `exec` in package.json's start script (flags included, and
+ * the environment `exec env NAME=value … node` sets).
  */
-function serviceCommand(): string[] {
+function serviceCommand(): { argv: string[]; env: Record<string, string> } {
   execFileSync("npm", ["run", "-s", "build"], { cwd: ROOT, stdio: "inherit" });
   const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
     scripts: Record<string, string>;
   };
-  const start = /exec node (.+)$/.exec(pkg.scripts.start ?? "")?.[1];
-  if (!start) throw new Error('package.json\'s start script has no "exec node …"');
-  return [process.execPath, ...start.trim().split(/\s+/)];
+  const start = /exec (?:env ((?:[A-Z_][A-Z0-9_]*=\S+\s+)+))?node (.+)$/.exec(
+    pkg.scripts.start ?? "",
+  );
+  if (!start?.[2]) throw new Error('package.json\'s start script has no "exec [env …] node …"');
+  const env = Object.fromEntries(
+    (start[1] ?? "")
+      .trim()
+      .split(/\s+/)
+      .filter((word) => word !== "")
+      .map((word) => [word.slice(0, word.indexOf("=")), word.slice(word.indexOf("=") + 1)]),
+  );
+  return { argv: [process.execPath, ...start[2].trim().split(/\s+/)], env };
 }
 
 type SideName =
@@ -304,7 +314,8 @@ async function main(): Promise<void> {
     await variantBench(options, variants, env, started, { ghz, ghzFiles, dbPid: embedded?.pid });
     return;
   }
-  const service = await startServer("service", serviceCommand(), env, ROOT);
+  const command = serviceCommand();
+  const service = await startServer("service", command.argv, { ...env, ...command.env }, ROOT);
   const floorHttp = needsHttp
     ? await startServer("floor-http", [...NODE_TS, script("floor-http.ts")], env, ROOT)
     : undefined;
@@ -405,15 +416,16 @@ async function variantBench(
 ): Promise<void> {
   const receiver = await discardingReceiver();
   const command = serviceCommand();
-  const script = command.at(-1) ?? "";
+  const script = command.argv.at(-1) ?? "";
   const sides: Side[] = [];
   for (const side of variants) {
     const server = await startServer(
       side.name,
-      side.nodeFlags ? [command[0] ?? process.execPath, ...side.nodeFlags, script] : command,
-      // Only the observability variants send traces (to the discarding receiver).
+      side.nodeFlags ? [process.execPath, ...side.nodeFlags, script] : command.argv,
+      // Only the observability variants send traces (to the discarding receiver); a
+      // node flag variant runs with exactly the environment its words give.
       options.observability
-        ? { ...env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ...side.env }
+        ? { ...env, ...command.env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ...side.env }
         : { ...env, ...side.env },
       ROOT,
     );
