@@ -330,6 +330,27 @@ describe("the short path answers byte for byte as connect-es's gRPC handler", ()
     expect(clerk?.subscriptions?.News).toBe(false);
   });
 
+  it("a client that resets its stream mid-body gets nothing, nothing fails, the next call is served", async () => {
+    const session = http2.connect(short.baseUrl);
+    try {
+      const req = session.request({ ":method": "POST", ":path": pathOf(list), ...grpc() });
+      req.write(envelope(page).subarray(0, 10));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      req.close(http2.constants.NGHTTP2_CANCEL);
+      await new Promise((resolve) => req.once("close", resolve));
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    } finally {
+      session.close();
+    }
+    // Node ends a reset stream's request before saying it was aborted: the router gets it.
+    expect(taken).toEqual({ served: 0, toRouter: 1 });
+    const lines = short.logs.map((line) => JSON.parse(line) as Record<string, unknown>);
+    expect(lines.filter((l) => l.level === "error")).toEqual([]);
+    expect(lines.at(-1)).toMatchObject({ msg: "request", protocol: "grpc" });
+    const next = await send(short, SERVED[0] as Case);
+    expect(next.trailers?.["grpc-status"]).toBe("0");
+  });
+
   it("a real gRPC client (connect-node, gzip both ways) gets its page through the short path", async () => {
     const client = createClient(
       CounteragentService,

@@ -96,6 +96,9 @@ export function createGrpcUnary(pipeline: Pipeline): GrpcUnary {
 
     async serve(req, res, call, values, toRouter) {
       const read = await readInput(req, call);
+      // The stream closed before the body ended: the client went away, or the
+      // listener answered 408 and closed it. There is no one to answer.
+      if ("closed" in read) return;
       if ("replay" in read) {
         await toRouter(read.replay);
         return;
@@ -165,8 +168,9 @@ export function createGrpcUnary(pipeline: Pipeline): GrpcUnary {
 async function readInput(
   req: NodeRequest,
   call: GrpcUnaryCall,
-): Promise<{ input: Message } | { replay: AsyncIterable<Uint8Array> }> {
+): Promise<{ input: Message } | { replay: AsyncIterable<Uint8Array> } | { closed: true }> {
   const body = await readOneMessage(req, call.requestCompression !== undefined);
+  if (body.closed) return { closed: true };
   if (body.message) {
     try {
       const bytes = body.compressed
@@ -208,6 +212,8 @@ interface ReadBody {
   readonly read: readonly Buffer[];
   /** The body has all been read. */
   readonly ended: boolean;
+  /** The stream closed before the body ended. */
+  readonly closed?: boolean;
 }
 
 /**
@@ -252,11 +258,13 @@ function readOneMessage(req: NodeRequest, mayBeCompressed: boolean): Promise<Rea
         const whole = read.length === 1 ? (read[0] as Buffer) : Buffer.concat(read, total);
         const message = whole.subarray(ENVELOPE_HEADER);
         finish({ message, compressed: flags === COMPRESSED, read, ended: true });
-      } else {
-        finish({ read, ended: true });
+        return;
       }
+      // Also a stream the client reset mid-body: Node ends the request before
+      // it says it was aborted, so the router answers it (to no one), as before.
+      finish({ read, ended: true });
     };
-    const onClose = () => finish({ read, ended: req.readableEnded });
+    const onClose = () => finish({ read, ended: false, closed: true });
     req.on("data", onData);
     req.once("end", onEnd);
     req.once("close", onClose);
