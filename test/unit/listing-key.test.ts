@@ -28,6 +28,9 @@ describe("listingKeyOfRaw", () => {
         x: 1.5,
         nothing: null,
         bytes: new BSON.Binary(Buffer.from("listingKey")),
+        code: new BSON.Code("listingKey"),
+        decimal: BSON.Decimal128.fromString("1.5"),
+        regex: new BSON.BSONRegExp("listingKey", "i"),
         listingKey: key,
       },
     ],
@@ -40,6 +43,20 @@ describe("listingKeyOfRaw", () => {
   ])("%s", (_name, doc) => {
     const bytes = raw(doc);
     expect(listingKeyOfRaw(bytes)).toEqual(BSON.deserialize(bytes).listingKey);
+  });
+
+  it("positions round-trip through keys, near the epoch, today and far out", () => {
+    for (const iso of [
+      "1970-01-01T00:00:00.000Z",
+      "1969-12-31T23:59:59.999Z",
+      "2026-11-23T12:34:56.789Z",
+      "9999-12-31T23:59:59.999Z",
+      "+100000-01-01T00:00:00.000Z",
+      "-100000-01-01T00:00:00.000Z",
+    ]) {
+      const position = { joinedGroupAt: new Date(iso), counteragentBoxId: "c" };
+      expect(positionOfListingKey(listingKeyOf(position))).toEqual(position);
+    }
   });
 
   it("reads a document inside a larger buffer (the driver's slices)", () => {
