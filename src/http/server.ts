@@ -23,6 +23,7 @@ import { buildOpenApi } from "../legacy/openapi";
 import { describeError } from "../log";
 import { createObserver, type Observer } from "../observability/observer";
 import { callOutcomeKey, UNKNOWN_RPC_METHOD } from "../observability/outcome";
+import { createConnectUnary } from "../rpc/connect-unary";
 import {
   type AuthorizationLines,
   authorizationLinesKey,
@@ -61,10 +62,11 @@ export interface HttpServerOptions {
   /** Metrics and traces of every request (src/observability); none when absent. */
   readonly observer?: Observer;
   /**
-   * gRPC unary calls on HTTP/2 take the short path (src/rpc/grpc-unary.ts);
-   * false sends every call through connect-es's handler (tests compare the two).
+   * gRPC unary calls on HTTP/2 and binary Connect unary calls take the short
+   * paths (src/rpc/grpc-unary.ts, connect-unary.ts); false sends every call
+   * through connect-es's handlers (tests compare the two).
    */
-  readonly grpcShortPath?: boolean;
+  readonly shortPaths?: boolean;
 }
 
 export function createHttpServer(
@@ -82,7 +84,8 @@ export function createHttpServer(
   );
   const bridge = createLegacyBridge(pipeline);
   const grpcUnary = createGrpcUnary(pipeline);
-  const shortPath = options.grpcShortPath ?? true;
+  const connectUnary = createConnectUnary(pipeline);
+  const shortPath = options.shortPaths ?? true;
   const docs = createDocsRoutes(
     buildOpenApi(bridge.routes, { version: SERVICE_VERSION, comments: protoComments }),
   );
@@ -145,9 +148,14 @@ export function createHttpServer(
           const uRes = await rpc(body ? { ...uReq, body } : uReq);
           await universalResponseToNodeResponse(observed.watch(uRes, protocol === "grpc-web"), res);
         };
-        const unaryCall =
-          protocol === "grpc" && shortPath ? grpcUnary.accepts(req, rpc) : undefined;
-        await (unaryCall ? grpcUnary.serve(req, res, unaryCall, values, toRouter) : toRouter());
+        const grpcCall = protocol === "grpc" && shortPath ? grpcUnary.accepts(req, rpc) : undefined;
+        const connectCall =
+          protocol === "connect" && shortPath ? connectUnary.accepts(req, rpc) : undefined;
+        await (grpcCall
+          ? grpcUnary.serve(req, res, grpcCall, values, toRouter)
+          : connectCall
+            ? connectUnary.serve(req, res, connectCall, values, toRouter)
+            : toRouter());
         return;
       }
       if (HEALTH_PATHS.has(path)) {

@@ -42,7 +42,7 @@ const ENVELOPE_HEADER = 5;
 const GRPC_ENCODING = "grpc-encoding";
 const GRPC_ACCEPT_ENCODING = "grpc-accept-encoding";
 const GRPC_TIMEOUT = "grpc-timeout";
-const AVAILABLE = RPC_COMPRESSION as Compression[];
+export const AVAILABLE = RPC_COMPRESSION as Compression[];
 const COMPRESSED = 0b1;
 
 /** A call the short path takes: its implementation and the client's deadline. */
@@ -105,15 +105,7 @@ export function createGrpcUnary(pipeline: Pipeline): GrpcUnary {
       }
       const { input } = read;
 
-      const abort = new AbortController();
-      res.once("close", () => {
-        if (!res.writableFinished) abort.abort();
-      });
-      const requestHeader = new Headers();
-      for (const name of PIPELINE_HEADERS) {
-        const value = req.headers[name];
-        if (typeof value === "string") requestHeader.set(name, value);
-      }
+      const requestHeader = pipelineHeaders(req);
       const compression = call.responseCompression;
       const context = createHandlerContext({
         service: call.spec.method.parent,
@@ -123,7 +115,7 @@ export function createGrpcUnary(pipeline: Pipeline): GrpcUnary {
         url: req.url ?? "",
         timeoutMs: call.timeoutMs,
         requestHeader,
-        requestSignal: abort.signal,
+        requestSignal: callSignal(res),
         contextValues: values,
         responseHeader: { "content-type": contentTypeProto },
         responseTrailer: { "grpc-status": "0" },
@@ -184,12 +176,31 @@ async function readInput(
   return { replay: replay(body.read, body.ended ? undefined : req) };
 }
 
-function header(req: NodeRequest, name: string): string | null {
+/** The request headers the pipeline reads (PIPELINE_HEADERS), nothing else. */
+export function pipelineHeaders(req: NodeRequest): Headers {
+  const headers = new Headers();
+  for (const name of PIPELINE_HEADERS) {
+    const value = req.headers[name];
+    if (typeof value === "string") headers.set(name, value);
+  }
+  return headers;
+}
+
+/** An abort signal for the call: aborted when the answer's stream closes before it finished. */
+export function callSignal(res: NodeResponse): AbortSignal {
+  const abort = new AbortController();
+  res.once("close", () => {
+    if (!res.writableFinished) abort.abort();
+  });
+  return abort.signal;
+}
+
+export function header(req: NodeRequest, name: string): string | null {
   const value = req.headers[name];
   return typeof value === "string" ? value : null;
 }
 
-function toNodeHeaders(headers: Headers): Record<string, string> {
+export function toNodeHeaders(headers: Headers): Record<string, string> {
   const out: Record<string, string> = {};
   for (const [name, value] of headers) out[name] = value;
   return out;
@@ -272,7 +283,7 @@ function readOneMessage(req: NodeRequest, mayBeCompressed: boolean): Promise<Rea
 }
 
 /** The chunks already read, then whatever is left of `rest`. */
-async function* replay(read: readonly Buffer[], rest: NodeRequest | undefined) {
+export async function* replay(read: readonly Buffer[], rest: NodeRequest | undefined) {
   yield* read;
   if (rest) {
     for await (const chunk of rest) yield chunk as Buffer;

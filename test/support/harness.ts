@@ -135,7 +135,7 @@ export async function startHarness(
   const server = createHttpServer(deps, timeouts, {
     corsAllowedOrigins: options.corsAllowedOrigins ?? [],
     observer: options.observer ?? (tracing ? createObserver(undefined, tracing.tracer) : undefined),
-    grpcShortPath: options.grpcShortPath,
+    shortPaths: options.shortPaths,
   });
   const address = await server.listen(0, "127.0.0.1");
   return {

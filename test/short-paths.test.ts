@@ -1,16 +1,22 @@
 /**
- * gRPC unary calls on HTTP/2 take a short path (src/rpc/grpc-unary.ts) that
- * must answer exactly as connect-es's handler does: the same request, sent
- * raw over h2 to a server with the short path and to one without it, gets the
- * same status, headers, body bytes and trailers — successes (compressed or
- * not), domain errors with their details, and every protocol edge, which the
- * short path hands to the router with the bytes it already read.
+ * gRPC unary calls on HTTP/2 and binary Connect unary calls take short paths
+ * (src/rpc/grpc-unary.ts, connect-unary.ts) that must answer exactly as
+ * connect-es's handlers do: the same request, sent raw to a server with the
+ * short paths and to one without them, gets the same status, headers, body
+ * bytes and trailers — successes (compressed or not), domain errors with
+ * their details, and every protocol edge, which a short path hands to the
+ * router with the bytes it already read.
  */
+import http from "node:http";
 import http2 from "node:http2";
 import { gzipSync } from "node:zlib";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";
-import { compressionGzip, createGrpcTransport } from "@connectrpc/connect-node";
+import {
+  compressionGzip,
+  createConnectTransport,
+  createGrpcTransport,
+} from "@connectrpc/connect-node";
 import { beforeEach, describe, expect, it, vi } from "vitest";
 import { CounteragentService } from "../gen/docflow/api/v1/counteragents_pb";
 import { DocumentService } from "../gen/docflow/api/v1/documents_pb";
@@ -20,30 +26,48 @@ import { MAX_REQUEST_BYTES } from "../src/rpc/router";
 import { authHeader, BOX, baseFixture, ENDED_BOX, HEAD, USERS } from "./support/fixture";
 import { type Harness, TEST_TIMEOUTS, useHarness } from "./support/harness";
 
-/** How often the short path served a call itself, and how often it handed one to the router. */
+/** How often a short path served a call itself, and how often it handed one to the router. */
 const taken = vi.hoisted(() => ({ served: 0, toRouter: 0 }));
+/** A short path whose `serve` counts what it did (the same shape for gRPC and Connect). */
+type Serve = (
+  req: never,
+  res: never,
+  call: never,
+  values: never,
+  toRouter: (body?: AsyncIterable<Uint8Array>) => Promise<void>,
+) => Promise<void>;
+const counting = vi.hoisted(
+  () =>
+    <T extends { serve: Serve }>(real: T): T => ({
+      ...real,
+      serve: ((req, res, call, values, toRouter) => {
+        let handedOver = false;
+        return real
+          .serve(req, res, call, values, (body) => {
+            handedOver = true;
+            taken.toRouter++;
+            return toRouter(body);
+          })
+          .finally(() => {
+            if (!handedOver) taken.served++;
+          });
+      }) as Serve as T["serve"],
+    }),
+);
+vi.mock("../src/rpc/connect-unary", async (importOriginal) => {
+  const original = await importOriginal<typeof import("../src/rpc/connect-unary")>();
+  return {
+    ...original,
+    createConnectUnary: (...args: Parameters<typeof original.createConnectUnary>) =>
+      counting(original.createConnectUnary(...args)),
+  };
+});
 vi.mock("../src/rpc/grpc-unary", async (importOriginal) => {
   const original = await importOriginal<typeof import("../src/rpc/grpc-unary")>();
   return {
     ...original,
-    createGrpcUnary: (...args: Parameters<typeof original.createGrpcUnary>) => {
-      const real = original.createGrpcUnary(...args);
-      return {
-        ...real,
-        serve: (...[req, res, call, values, toRouter]: Parameters<typeof real.serve>) => {
-          let handedOver = false;
-          return real
-            .serve(req, res, call, values, (body) => {
-              handedOver = true;
-              taken.toRouter++;
-              return toRouter(body);
-            })
-            .finally(() => {
-              if (!handedOver) taken.served++;
-            });
-        },
-      };
-    },
+    createGrpcUnary: (...args: Parameters<typeof original.createGrpcUnary>) =>
+      counting(original.createGrpcUnary(...args)),
   };
 });
 
@@ -66,7 +90,7 @@ const fixture = () => {
   };
 };
 const short = useHarness(fixture);
-const router = useHarness(fixture, TEST_TIMEOUTS, { grpcShortPath: false });
+const router = useHarness(fixture, TEST_TIMEOUTS, { shortPaths: false });
 beforeEach(async () => {
   await Promise.all([loadFixture(short.db, fixture()), loadFixture(router.db, fixture())]);
   taken.served = 0;
@@ -368,5 +392,206 @@ describe("the short path answers byte for byte as connect-es's gRPC handler", ()
     expect(answer.CounteragentBoxId).toHaveLength(60);
     expect(answer.TotalCount).toBe(60);
     expect(taken.served).toBe(1);
+  });
+});
+
+// ---------------------------------------------------------------- Connect unary, binary
+
+interface ConnectCase {
+  readonly name: string;
+  readonly path: string;
+  readonly method?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly body: Buffer;
+  /** Sent chunked, without Content-Length. */
+  readonly chunked?: boolean;
+}
+
+const connect = (headers: Record<string, string> = {}) => ({
+  "content-type": "application/proto",
+  "connect-protocol-version": "1",
+  authorization: admin,
+  ...headers,
+});
+
+const CONNECT_SERVED: readonly ConnectCase[] = [
+  { name: "a page", path: pathOf(list), body: Buffer.from(page) },
+  {
+    name: "a page, gzip accepted (compressed answer)",
+    path: pathOf(list),
+    headers: { "accept-encoding": "gzip" },
+    body: Buffer.from(page),
+  },
+  {
+    name: "a page, br accepted",
+    path: pathOf(list),
+    headers: { "accept-encoding": "br" },
+    body: Buffer.from(page),
+  },
+  {
+    name: "a gzip request body",
+    path: pathOf(list),
+    headers: { "content-encoding": "gzip" },
+    body: gzipSync(page),
+  },
+  {
+    name: "a client deadline",
+    path: pathOf(list),
+    headers: { "connect-timeout-ms": "5000" },
+    body: Buffer.from(page),
+  },
+  {
+    name: "a chunked body",
+    path: pathOf(get),
+    headers: { authorization: authHeader("clerk") },
+    body: Buffer.from(subscriptions),
+    chunked: true,
+  },
+  { name: "UpdateSubscriptions (a write)", path: pathOf(update), body: Buffer.from(change) },
+  {
+    name: "permission denied (403, JSON error with details)",
+    path: pathOf(restore),
+    body: Buffer.from(restoreUnknown),
+  },
+  {
+    name: "no credentials (401, WWW-Authenticate)",
+    path: pathOf(get),
+    headers: { authorization: "" },
+    body: Buffer.from(subscriptions),
+  },
+  { name: "subscription ended", path: pathOf(list), body: Buffer.from(ended) },
+  { name: "a required field missing", path: pathOf(list), body: Buffer.alloc(0) },
+];
+
+const CONNECT_HANDED_OVER: readonly ConnectCase[] = [
+  { name: "bytes that are not protobuf", path: pathOf(list), body: Buffer.from([0xff, 0xff]) },
+  {
+    name: "a chunked body over the size limit",
+    path: pathOf(update),
+    body: Buffer.alloc(MAX_REQUEST_BYTES + 10, 0x0a),
+    chunked: true,
+  },
+  {
+    name: "Content-Encoding gzip over bytes that are not gzip",
+    path: pathOf(list),
+    headers: { "content-encoding": "gzip" },
+    body: Buffer.from("not gzip"),
+  },
+];
+
+const CONNECT_NOT_TAKEN: readonly ConnectCase[] = [
+  {
+    name: "JSON",
+    path: pathOf(list),
+    headers: { "content-type": "application/json" },
+    body: Buffer.from(JSON.stringify({ boxId: BOX, counteragentGroupId: HEAD })),
+  },
+  {
+    name: "an unparsable Connect-Timeout-Ms",
+    path: pathOf(list),
+    headers: { "connect-timeout-ms": "soon" },
+    body: Buffer.from(page),
+  },
+  {
+    name: "an unknown Content-Encoding",
+    path: pathOf(list),
+    headers: { "content-encoding": "zstd" },
+    body: Buffer.from(page),
+  },
+  {
+    name: "a Content-Length over the size limit",
+    path: pathOf(update),
+    body: Buffer.alloc(MAX_REQUEST_BYTES + 10, 0x0a),
+  },
+];
+
+interface ConnectAnswer {
+  readonly status: number | undefined;
+  readonly headers: Record<string, unknown>;
+  readonly body: string;
+}
+
+function sendConnect(h: Harness, c: ConnectCase): Promise<ConnectAnswer> {
+  return new Promise((resolve, reject) => {
+    const headers = Object.fromEntries(
+      Object.entries(connect(c.headers)).filter(([, value]) => value !== ""),
+    );
+    const req = http.request(
+      `${h.baseUrl}${c.path}`,
+      {
+        method: c.method ?? "POST",
+        agent: false,
+        headers: c.chunked
+          ? { ...headers, "transfer-encoding": "chunked" }
+          : { ...headers, "content-length": c.body.length },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (chunk: Buffer) => chunks.push(chunk));
+        res.on("end", () => {
+          const {
+            date: _date,
+            "x-request-id": _id,
+            connection: _connection,
+            "keep-alive": _keepAlive,
+            ...rest
+          } = res.headers;
+          resolve({
+            status: res.statusCode,
+            headers: rest,
+            body: Buffer.concat(chunks).toString("hex"),
+          });
+        });
+      },
+    );
+    req.on("error", reject);
+    req.end(c.body);
+  });
+}
+
+describe("the Connect short path answers byte for byte as connect-es's Connect handler", () => {
+  it.each(CONNECT_SERVED)("served by the short path: $name", async (c) => {
+    const viaShort = await sendConnect(short, c);
+    expect(taken).toEqual({ served: 1, toRouter: 0 });
+    expect(viaShort).toEqual(await sendConnect(router, c));
+  });
+
+  it.each(CONNECT_HANDED_OVER)("handed to the router: $name", async (c) => {
+    const viaShort = await sendConnect(short, c);
+    expect(taken).toEqual({ served: 0, toRouter: 1 });
+    expect(viaShort).toEqual(await sendConnect(router, c));
+    expect(viaShort.status).not.toBe(200);
+  });
+
+  it.each(CONNECT_NOT_TAKEN)("not taken: $name", async (c) => {
+    const viaShort = await sendConnect(short, c);
+    expect(taken).toEqual({ served: 0, toRouter: 0 });
+    expect(viaShort).toEqual(await sendConnect(router, c));
+  });
+
+  it("a page is compressed when accepted, an error is JSON with its HTTP status", async () => {
+    const gzip = await sendConnect(short, CONNECT_SERVED[1] as ConnectCase);
+    expect(gzip).toMatchObject({ status: 200, headers: { "content-encoding": "gzip" } });
+    const denied = await sendConnect(short, CONNECT_SERVED[7] as ConnectCase);
+    expect(denied.status).toBe(403);
+    expect(denied.headers["content-type"]).toBe("application/json");
+    expect(JSON.parse(Buffer.from(denied.body, "hex").toString("utf8"))).toMatchObject({
+      code: "permission_denied",
+    });
+  });
+
+  it("a real Connect client (binary, over HTTP/1.1 and HTTP/2) gets its page through the short path", async () => {
+    for (const httpVersion of ["1.1", "2"] as const) {
+      const client = createClient(
+        CounteragentService,
+        createConnectTransport({ baseUrl: short.baseUrl, httpVersion, useBinaryFormat: true }),
+      );
+      const answer = await client.getCounteragentsFromGroup(
+        { boxId: BOX, counteragentGroupId: HEAD },
+        { headers: { authorization: admin }, timeoutMs: 5_000 },
+      );
+      expect(answer.CounteragentBoxId).toHaveLength(60);
+    }
+    expect(taken).toEqual({ served: 2, toRouter: 0 });
   });
 });
