@@ -31,4 +31,4 @@ STOPSIGNAL SIGTERM
 # No HEALTHCHECK: orchestrators probe /livez and /readyz themselves (deploy/kubernetes,
 # compose.yaml), and a Docker HEALTHCHECK would need a shell or curl the slim image lacks.
 HEALTHCHECK NONE
-CMD ["node", "--enable-source-maps", "--max-semi-space-size=8", "--heap-growing-percent=100", "dist/main.js"]
+CMD ["node", "--enable-source-maps", "--max-semi-space-size=8", "--heap-growing-percent=80", "dist/main.js"]
