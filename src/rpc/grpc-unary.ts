@@ -15,7 +15,7 @@
  */
 import type { Http2ServerResponse } from "node:http2";
 import { fromBinary, type Message, toBinary } from "@bufbuild/protobuf";
-import { ConnectError, type ContextValues, createHandlerContext } from "@connectrpc/connect";
+import { Code, ConnectError, type ContextValues, createHandlerContext } from "@connectrpc/connect";
 import {
   type Compression,
   compressionNegotiate,
@@ -123,7 +123,7 @@ export function createGrpcUnary(pipeline: Pipeline): GrpcUnary {
       if (compression) context.responseHeader.set(GRPC_ENCODING, compression.name);
 
       let frame: Uint8Array | undefined;
-      const trailer = new Headers(context.responseTrailer);
+      let failure: ConnectError | undefined;
       try {
         const output = await pipeline.invoke(call.spec, context, input);
         let payload = toBinary(call.spec.method.output, output);
@@ -135,8 +135,15 @@ export function createGrpcUnary(pipeline: Pipeline): GrpcUnary {
         frame = envelope(flags, payload);
       } catch (error) {
         context.abort(error);
-        setTrailerStatus(trailer, ConnectError.from(error));
+        // As connect-es: a ConnectError as it is, anything else an internal error.
+        failure =
+          error instanceof ConnectError
+            ? error
+            : new ConnectError("internal error", Code.Internal, undefined, undefined, error);
       }
+      // After the call: what the interceptors and the implementation added is in it.
+      const trailer = new Headers(context.responseTrailer);
+      if (failure) setTrailerStatus(trailer, failure);
       if (res.destroyed) return;
       res.statusCode = 200;
       for (const [name, value] of context.responseHeader) res.setHeader(name, value);
