@@ -18,30 +18,12 @@ import {
 } from "../gen/docflow/legacy/subscriptions_pb";
 import { loadFixture } from "../src/fixtures/load";
 import { MAX_REQUEST_BYTES } from "../src/rpc/router";
-import { authHeader, BOX, baseFixture, HEAD, USERS } from "./support/fixture";
+import { authHeader, BOX, fullPageFixture, HEAD, USERS } from "./support/fixture";
 import { legacy, useHarness } from "./support/harness";
 
-/** The base fixture with 60 counteragents in the default group: a full page is over 1 KiB. */
-const fixture = () => {
-  const base = baseFixture();
-  const [box, ...rest] = base.boxes;
-  return {
-    ...base,
-    boxes: [
-      {
-        ...box,
-        counteragents: Array.from({ length: 60 }, (_, i) => ({
-          counteragentBoxId: `c0000000-0000-4000-8000-0000000000${String(i).padStart(2, "0")}`,
-          joinedGroupAt: `2026-01-01T00:00:${String(i).padStart(2, "0")}Z`,
-        })),
-      },
-      ...rest,
-    ],
-  };
-};
-const h = useHarness(fixture);
+const h = useHarness(fullPageFixture);
 beforeEach(async () => {
-  await loadFixture(h.db, fixture());
+  await loadFixture(h.db, fullPageFixture());
 });
 
 const auth = authHeader("admin");

@@ -23,7 +23,7 @@ import { DocumentService } from "../gen/docflow/api/v1/documents_pb";
 import { SubscriptionService } from "../gen/docflow/api/v1/subscriptions_pb";
 import { loadFixture } from "../src/fixtures/load";
 import { MAX_REQUEST_BYTES } from "../src/rpc/router";
-import { authHeader, BOX, baseFixture, ENDED_BOX, HEAD, USERS } from "./support/fixture";
+import { authHeader, BOX, ENDED_BOX, fullPageFixture, HEAD, USERS } from "./support/fixture";
 import { type Harness, TEST_TIMEOUTS, useHarness } from "./support/harness";
 
 /** How often a short path served a call itself, and how often it handed one to the router. */
@@ -71,28 +71,13 @@ vi.mock("../src/rpc/grpc-unary", async (importOriginal) => {
   };
 });
 
-/** 60 members in the default group: a full page is over 1 KiB, so it is compressed when asked. */
-const fixture = () => {
-  const base = baseFixture();
-  const [box, ...rest] = base.boxes;
-  return {
-    ...base,
-    boxes: [
-      {
-        ...box,
-        counteragents: Array.from({ length: 60 }, (_, i) => ({
-          counteragentBoxId: `c0000000-0000-4000-8000-0000000000${String(i).padStart(2, "0")}`,
-          joinedGroupAt: `2026-01-01T00:00:${String(i).padStart(2, "0")}Z`,
-        })),
-      },
-      ...rest,
-    ],
-  };
-};
-const short = useHarness(fixture);
-const router = useHarness(fixture, TEST_TIMEOUTS, { shortPaths: false });
+const short = useHarness(fullPageFixture);
+const router = useHarness(fullPageFixture, TEST_TIMEOUTS, { shortPaths: false });
 beforeEach(async () => {
-  await Promise.all([loadFixture(short.db, fixture()), loadFixture(router.db, fixture())]);
+  await Promise.all([
+    loadFixture(short.db, fullPageFixture()),
+    loadFixture(router.db, fullPageFixture()),
+  ]);
   taken.served = 0;
   taken.toRouter = 0;
 });

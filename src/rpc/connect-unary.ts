@@ -12,12 +12,7 @@
  */
 import { fromBinary, type Message, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ContextValues, createHandlerContext } from "@connectrpc/connect";
-import {
-  type Compression,
-  compressionNegotiate,
-  mergeNonProtocolHeaders,
-  type UniversalHandler,
-} from "@connectrpc/connect/protocol";
+import { mergeNonProtocolHeaders, type UniversalHandler } from "@connectrpc/connect/protocol";
 import {
   codeToHttpStatus,
   contentTypeUnaryJson,
@@ -28,30 +23,23 @@ import {
 } from "@connectrpc/connect/protocol-connect";
 import { COMPRESS_MIN_BYTES } from "../http/compression";
 import type { NodeRequest, NodeResponse } from "../http/responder";
+import { MAX_REQUEST_BYTES, type Pipeline } from "./router";
 import {
-  AVAILABLE,
   callSignal,
   header,
   pipelineHeaders,
   replay,
   type ToRouter,
-} from "./grpc-unary";
-import { MAX_REQUEST_BYTES, type Pipeline, type UnarySpec } from "./router";
-
-/** A call the short path takes. */
-export interface ConnectUnaryCall {
-  readonly spec: UnarySpec;
-  readonly timeoutMs: number | undefined;
-  readonly requestCompression: Compression | undefined;
-  readonly responseCompression: Compression | undefined;
-}
+  type UnaryCall,
+  unaryCallOf,
+} from "./short-path";
 
 export interface ConnectUnary {
-  accepts(req: NodeRequest, handler: UniversalHandler): ConnectUnaryCall | undefined;
+  accepts(req: NodeRequest, handler: UniversalHandler): UnaryCall | undefined;
   serve(
     req: NodeRequest,
     res: NodeResponse,
-    call: ConnectUnaryCall,
+    call: UnaryCall,
     values: ContextValues,
     toRouter: ToRouter,
   ): Promise<void>;
@@ -64,23 +52,11 @@ export function createConnectUnary(pipeline: Pipeline): ConnectUnary {
       if (req.headers["content-type"]?.toLowerCase() !== contentTypeUnaryProto) return undefined;
       const length = Number(req.headers["content-length"] ?? 0);
       if (!(length <= MAX_REQUEST_BYTES)) return undefined;
-      const negotiated = compressionNegotiate(
-        AVAILABLE,
-        header(req, "content-encoding"),
-        header(req, "accept-encoding"),
-        "accept-encoding",
-      );
-      if (negotiated.error) return undefined;
-      const spec = pipeline.unary(handler.method);
-      if (!spec) return undefined;
-      const timeout = parseTimeout(header(req, "connect-timeout-ms"), Number.MAX_SAFE_INTEGER);
-      if (timeout.error) return undefined;
-      return {
-        spec,
-        timeoutMs: timeout.timeoutMs,
-        requestCompression: negotiated.request ?? undefined,
-        responseCompression: negotiated.response ?? undefined,
-      };
+      return unaryCallOf(pipeline, req, handler, {
+        encoding: "content-encoding",
+        acceptEncoding: "accept-encoding",
+        timeout: parseTimeout(header(req, "connect-timeout-ms"), Number.MAX_SAFE_INTEGER),
+      });
     },
 
     async serve(req, res, call, values, toRouter) {
@@ -136,7 +112,7 @@ export function createConnectUnary(pipeline: Pipeline): ConnectUnary {
 /** The request message, or the body to replay to the router (see grpc-unary.ts). */
 async function readInput(
   req: NodeRequest,
-  call: ConnectUnaryCall,
+  call: UnaryCall,
 ): Promise<{ input: Message } | { replay: AsyncIterable<Uint8Array> } | { closed: true }> {
   const body = await readWhole(req);
   if (body.closed) return { closed: true };

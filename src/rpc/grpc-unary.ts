@@ -16,11 +16,7 @@
 import type { Http2ServerResponse } from "node:http2";
 import { fromBinary, type Message, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ContextValues, createHandlerContext } from "@connectrpc/connect";
-import {
-  type Compression,
-  compressionNegotiate,
-  type UniversalHandler,
-} from "@connectrpc/connect/protocol";
+import type { Compression, UniversalHandler } from "@connectrpc/connect/protocol";
 import {
   contentTypeProto,
   parseTimeout,
@@ -28,13 +24,17 @@ import {
 } from "@connectrpc/connect/protocol-grpc";
 import { COMPRESS_MIN_BYTES } from "../http/compression";
 import type { NodeRequest, NodeResponse } from "../http/responder";
+import { MAX_REQUEST_BYTES, type Pipeline } from "./router";
 import {
-  MAX_REQUEST_BYTES,
-  PIPELINE_HEADERS,
-  type Pipeline,
-  RPC_COMPRESSION,
-  type UnarySpec,
-} from "./router";
+  callSignal,
+  header,
+  pipelineHeaders,
+  replay,
+  type ToRouter,
+  toNodeHeaders,
+  type UnaryCall,
+  unaryCallOf,
+} from "./short-path";
 
 const CONTENT_TYPES: ReadonlySet<string> = new Set(["application/grpc", "application/grpc+proto"]);
 const ENVELOPE_HEADER = 5;
@@ -42,29 +42,15 @@ const ENVELOPE_HEADER = 5;
 const GRPC_ENCODING = "grpc-encoding";
 const GRPC_ACCEPT_ENCODING = "grpc-accept-encoding";
 const GRPC_TIMEOUT = "grpc-timeout";
-export const AVAILABLE = RPC_COMPRESSION as Compression[];
 const COMPRESSED = 0b1;
-
-/** A call the short path takes: its implementation and the client's deadline. */
-export interface GrpcUnaryCall {
-  readonly spec: UnarySpec;
-  readonly timeoutMs: number | undefined;
-  /** grpc-encoding: how a message flagged as compressed is compressed. */
-  readonly requestCompression: Compression | undefined;
-  /** From grpc-accept-encoding (or grpc-encoding when it says nothing): how the answer is. */
-  readonly responseCompression: Compression | undefined;
-}
-
-/** Hands the request to the router; `body` replaces the request body (the bytes already read, then the rest). */
-export type ToRouter = (body?: AsyncIterable<Uint8Array>) => Promise<void>;
 
 export interface GrpcUnary {
   /** The call, when `req` (for `handler`'s method) can take the short path. */
-  accepts(req: NodeRequest, handler: UniversalHandler): GrpcUnaryCall | undefined;
+  accepts(req: NodeRequest, handler: UniversalHandler): UnaryCall | undefined;
   serve(
     req: NodeRequest,
     res: NodeResponse,
-    call: GrpcUnaryCall,
+    call: UnaryCall,
     values: ContextValues,
     toRouter: ToRouter,
   ): Promise<void>;
@@ -75,23 +61,11 @@ export function createGrpcUnary(pipeline: Pipeline): GrpcUnary {
     accepts(req, handler) {
       if (req.httpVersionMajor !== 2 || req.method !== "POST") return undefined;
       if (!CONTENT_TYPES.has(req.headers["content-type"]?.toLowerCase() ?? "")) return undefined;
-      const negotiated = compressionNegotiate(
-        AVAILABLE,
-        header(req, GRPC_ENCODING),
-        header(req, GRPC_ACCEPT_ENCODING),
-        GRPC_ACCEPT_ENCODING,
-      );
-      if (negotiated.error) return undefined;
-      const spec = pipeline.unary(handler.method);
-      if (!spec) return undefined;
-      const timeout = parseTimeout(header(req, GRPC_TIMEOUT), Number.MAX_SAFE_INTEGER);
-      if (timeout.error) return undefined;
-      return {
-        spec,
-        timeoutMs: timeout.timeoutMs,
-        requestCompression: negotiated.request ?? undefined,
-        responseCompression: negotiated.response ?? undefined,
-      };
+      return unaryCallOf(pipeline, req, handler, {
+        encoding: GRPC_ENCODING,
+        acceptEncoding: GRPC_ACCEPT_ENCODING,
+        timeout: parseTimeout(header(req, GRPC_TIMEOUT), Number.MAX_SAFE_INTEGER),
+      });
     },
 
     async serve(req, res, call, values, toRouter) {
@@ -166,7 +140,7 @@ export function createGrpcUnary(pipeline: Pipeline): GrpcUnary {
  */
 async function readInput(
   req: NodeRequest,
-  call: GrpcUnaryCall,
+  call: UnaryCall,
 ): Promise<{ input: Message } | { replay: AsyncIterable<Uint8Array> } | { closed: true }> {
   const body = await readOneMessage(req, call.requestCompression !== undefined);
   if (body.closed) return { closed: true };
@@ -181,36 +155,6 @@ async function readInput(
     }
   }
   return { replay: replay(body.read, body.ended ? undefined : req) };
-}
-
-/** The request headers the pipeline reads (PIPELINE_HEADERS), nothing else. */
-export function pipelineHeaders(req: NodeRequest): Headers {
-  const headers = new Headers();
-  for (const name of PIPELINE_HEADERS) {
-    const value = req.headers[name];
-    if (typeof value === "string") headers.set(name, value);
-  }
-  return headers;
-}
-
-/** An abort signal for the call: aborted when the answer's stream closes before it finished. */
-export function callSignal(res: NodeResponse): AbortSignal {
-  const abort = new AbortController();
-  res.once("close", () => {
-    if (!res.writableFinished) abort.abort();
-  });
-  return abort.signal;
-}
-
-export function header(req: NodeRequest, name: string): string | null {
-  const value = req.headers[name];
-  return typeof value === "string" ? value : null;
-}
-
-export function toNodeHeaders(headers: Headers): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [name, value] of headers) out[name] = value;
-  return out;
 }
 
 function envelope(flags: number, payload: Uint8Array): Uint8Array {
@@ -287,12 +231,4 @@ function readOneMessage(req: NodeRequest, mayBeCompressed: boolean): Promise<Rea
     req.once("end", onEnd);
     req.once("close", onClose);
   });
-}
-
-/** The chunks already read, then whatever is left of `rest`. */
-export async function* replay(read: readonly Buffer[], rest: NodeRequest | undefined) {
-  yield* read;
-  if (rest) {
-    for await (const chunk of rest) yield chunk as Buffer;
-  }
 }

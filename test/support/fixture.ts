@@ -90,6 +90,25 @@ export function baseFixture() {
   };
 }
 
+/** The base fixture with 60 counteragents in the default group: a full page is over 1 KiB (compressed when asked). */
+export function fullPageFixture() {
+  const base = baseFixture();
+  const [box, ...rest] = base.boxes;
+  return {
+    ...base,
+    boxes: [
+      {
+        ...box,
+        counteragents: Array.from({ length: 60 }, (_, i) => ({
+          counteragentBoxId: `c0000000-0000-4000-8000-0000000000${String(i).padStart(2, "0")}`,
+          joinedGroupAt: `2026-01-01T00:00:${String(i).padStart(2, "0")}Z`,
+        })),
+      },
+      ...rest,
+    ],
+  };
+}
+
 /**
  * One box with one all-rights administrator (`u-admin`, token `admin-token`),
  * one message `msg` with documents d1 and d2, and the groups and counteragents
