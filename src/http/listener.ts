@@ -55,9 +55,21 @@ export function createListener(
 
   const closed = (reason: string) => log.info("connection closed", { reason });
 
-  const onRequest = (req: NodeRequest, res: NodeResponse) => {
+  /**
+   * `h2`: the request came from the HTTP/2 server. Never inferred from the
+   * version of the request line: Node's HTTP/1 parser also accepts a line
+   * claiming HTTP/0.9, 2.0 or 3.0, and such a request has no h2 stream.
+   */
+  const onRequest = (h2: boolean) => (req: NodeRequest, res: NodeResponse) => {
+    if (!h2 && req.httpVersionMajor !== 1) {
+      // Only HTTP/1.x travels on the HTTP/1 parser; HTTP/2 starts with its preface.
+      closed("unsupported-http-version");
+      res.setHeader("connection", "close");
+      sendError(req, res, legacyError(505, "use HTTP/1.1, or HTTP/2 with its connection preface"));
+      return;
+    }
     inFlight++;
-    const h1Socket = req.httpVersionMajor === 1 ? (req.socket as Socket) : undefined;
+    const h1Socket = h2 ? undefined : (req.socket as Socket);
     if (h1Socket) {
       busy.set(h1Socket, res);
       if (stopping) res.setHeader("connection", "close");
@@ -111,7 +123,7 @@ export function createListener(
         Math.min(1_000, Math.floor(timeouts.headersMs / 4)),
       ),
     },
-    onRequest,
+    onRequest(false),
   );
   // Node enforces headersTimeout/requestTimeout only from a checker it starts
   // on 'listening'. Sockets reach this server through emit("connection") and
@@ -127,7 +139,7 @@ export function createListener(
     socket.destroy();
   });
 
-  const h2 = http2.createServer({}, onRequest);
+  const h2 = http2.createServer({}, onRequest(true));
   h2.on("session", (session) => {
     sessions.add(session);
     let open = 0;

@@ -33,6 +33,7 @@ export const HTTP_ERRORS = {
   500: { errorCode: "Http.InternalServerError", title: "Internal Server Error" },
   501: { errorCode: "Http.NotImplemented", title: "Not Implemented" },
   503: { errorCode: "Http.ServiceUnavailable", title: "Service Unavailable" },
+  505: { errorCode: "Http.VersionNotSupported", title: "HTTP Version Not Supported" },
 } as const;
 export type HttpErrorStatus = keyof typeof HTTP_ERRORS;
 

@@ -13,7 +13,7 @@
  * not decompress or decode, a bad grpc-timeout — goes to the router with the bytes read so far, so every
  * edge case answers exactly as the router answers it.
  */
-import type { Http2ServerResponse } from "node:http2";
+import { Http2ServerRequest, type Http2ServerResponse } from "node:http2";
 import { fromBinary, type Message, toBinary } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ContextValues, createHandlerContext } from "@connectrpc/connect";
 import type { Compression, UniversalHandler } from "@connectrpc/connect/protocol";
@@ -59,7 +59,8 @@ export interface GrpcUnary {
 export function createGrpcUnary(pipeline: Pipeline): GrpcUnary {
   return {
     accepts(req, handler) {
-      if (req.httpVersionMajor !== 2 || req.method !== "POST") return undefined;
+      // HTTP/2 by the request object, never by the version its request line claims.
+      if (!(req instanceof Http2ServerRequest) || req.method !== "POST") return undefined;
       if (!CONTENT_TYPES.has(req.headers["content-type"]?.toLowerCase() ?? "")) return undefined;
       return unaryCallOf(pipeline, req, handler, {
         encoding: GRPC_ENCODING,
