@@ -979,32 +979,70 @@ describe("concurrency", () => {
       const doomed = expectOk(
         await createGroup("in-memory", `Doomed ${round}`, undefined, { boxId: RACE_BOX }),
       ).CounteragentGroupId;
-      // A few counteragents are in the doomed group already; adds widen their window at random.
+      // A few counteragents are in the doomed group already.
       for (const id of RACERS.slice(0, 5)) {
         expectOk(await addToGroup("in-memory", id, doomed, { boxId: RACE_BOX }));
       }
-      beforeMove = () => new Promise((resolve) => setTimeout(resolve, Math.random() * 40));
-      const adds = RACERS.slice(5).map((id, i) =>
-        addToGroup(i % 2 ? "legacy-protobuf" : "in-memory", id, i % 5 === 0 ? keep : doomed, {
-          boxId: RACE_BOX,
-        }),
-      );
-      await new Promise((resolve) => setTimeout(resolve, 15));
-      const deleted = await deleteGroup("legacy-protobuf", doomed, { boxId: RACE_BOX });
+      // Every add into the doomed group has checked the group (alive) and is held
+      // before its write. Then the Delete starts: the "racing" adds are let go with
+      // it, the "late" ones only once it has finished, so each of them writes into
+      // a group that no longer exists.
+      const racers = RACERS.slice(5).map((id, i) => ({
+        id,
+        group: i % 5 === 0 ? keep : doomed,
+        protocol: (i % 2 ? "legacy-protobuf" : "in-memory") as Protocol,
+        late: i % 5 !== 0 && i % 2 === 0,
+      }));
+      const intoDoomed = racers.filter((r) => r.group === doomed);
+      const held = new Set<string>();
+      let allHeld: () => void = () => undefined;
+      const everyoneHeld = new Promise<void>((resolve) => {
+        allHeld = resolve;
+      });
+      let releaseRacing: () => void = () => undefined;
+      const racingGo = new Promise<void>((resolve) => {
+        releaseRacing = resolve;
+      });
+      let releaseLate: () => void = () => undefined;
+      const lateGo = new Promise<void>((resolve) => {
+        releaseLate = resolve;
+      });
+      beforeMove = async (move) => {
+        if (move.counteragentGroupId !== doomed) return;
+        held.add(move.counteragentBoxId);
+        if (held.size === intoDoomed.length) allHeld();
+        const late = racers.find((r) => r.id === move.counteragentBoxId)?.late;
+        await (late ? lateGo : racingGo);
+      };
+      const adds = racers.map((r) => addToGroup(r.protocol, r.id, r.group, { boxId: RACE_BOX }));
+      await everyoneHeld;
+      const deleting = deleteGroup("legacy-protobuf", doomed, { boxId: RACE_BOX });
+      releaseRacing();
+      const deleted = await deleting;
+      releaseLate();
       const outcomes = await Promise.all(adds);
       beforeMove = undefined;
 
       expectOk(deleted);
-      for (const o of outcomes) {
-        if (!o.ok)
+      const late = racers.flatMap((r, i) => (r.late ? [{ ...r, outcome: outcomes[i] }] : []));
+      // The interleaving this test is about happened, for every late add: 404, moved back.
+      expect(late.length).toBeGreaterThanOrEqual(10);
+      for (const r of late) {
+        expect(r.outcome).toMatchObject({ status: 404, errorCode: "CounteragentGroup.NotFound" });
+        expect((await stored(r.id, RACE_BOX))?.counteragentGroupId).toBe(DEFAULT);
+      }
+      for (const [i, o] of outcomes.entries()) {
+        if (racers[i]?.group === keep) expectOk(o);
+        else if (!o.ok) {
           expect(o).toMatchObject({ status: 404, errorCode: "CounteragentGroup.NotFound" });
+        }
       }
       await expectEveryMemberInAnExistingGroup();
       expect(await getGroup("in-memory", doomed, { boxId: RACE_BOX })).toMatchObject({
         status: 404,
       });
       const inKeep = (await membersOf(keep, RACE_BOX)).total;
-      expect(inKeep).toBe(outcomes.filter((o, i) => o.ok && i % 5 === 0).length);
+      expect(inKeep).toBe(racers.filter((r) => r.group === keep).length);
       expect((await membersOf(DEFAULT, RACE_BOX)).total).toBe(RACERS.length - inKeep);
     }
   });

@@ -499,7 +499,8 @@ describe("fields other writers store are kept (SPEC §7: a write sets only what 
     await h.db.collection("messages").deleteMany({ boxId: BOX, messageId });
     await h.db.collection("messages").insertOne(platformMessage());
   });
-  const expectExtrasKept = async (expectedMarks: boolean[]) => {
+  /** The fields of other writers survived; `expectedMarks`, when given, are the marks an oracle expects. */
+  const expectExtrasKept = async (expectedMarks?: boolean[]) => {
     const doc = await h.db.collection("messages").findOne({ boxId: BOX, messageId });
     expect(doc?.subject).toBe("Invoices of January");
     const documents = (doc?.documents ?? []) as Record<string, unknown>[];
@@ -507,7 +508,11 @@ describe("fields other writers store are kept (SPEC §7: a write sets only what 
     for (const [i, d] of documents.entries()) {
       expect(d).toMatchObject({ departmentId: [A, B, B][i], ...extras(i + 1) });
     }
-    expect([doc?.isDeleted, ...documents.map((d) => d.isDeleted === true)]).toEqual(expectedMarks);
+    if (expectedMarks) {
+      expect([doc?.isDeleted, ...documents.map((d) => d.isDeleted === true)]).toEqual(
+        expectedMarks,
+      );
+    }
   };
 
   it("legacy Delete of the whole message, then gRPC Restore: title, size and the rest survive both", async () => {
@@ -543,7 +548,9 @@ describe("fields other writers store are kept (SPEC §7: a write sets only what 
     expect(results.every((r) => r.ok || r.status === 409)).toBe(true);
     const after = await stored(messageId);
     expect(after.version - (before.version ?? 0)).toBe(ok);
+    // Which marks remain depends on the order the calls won in; what must hold is the
+    // invariant (a marked message has every document marked) and one version per success.
     if (after.isDeleted) expect(after.documents.every((d) => d.isDeleted)).toBe(true);
-    await expectExtrasKept(marks(after).map((m) => m === true));
+    await expectExtrasKept();
   });
 });

@@ -31,7 +31,8 @@ beforeAll(async () => {
     cpSync(join(ROOT, name), join(dir, name), { recursive: true });
   }
   const [npm = "npm", ...args] = INSTALL.split(/\s+/);
-  execFileSync(npm, args, { cwd: dir, stdio: "ignore" });
+  // From npm's cache only (filled by the `npm ci` before the tests): npm test needs no network.
+  execFileSync(npm, [...args, "--offline"], { cwd: dir, stdio: "ignore" });
   db = await startEmbeddedServer("image");
   const database = await openDatabase({ uri: db.uri, name: "docflow", operationTimeoutMs: 2_000 });
   await loadFixture(database.db, baseFixture());

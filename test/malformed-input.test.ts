@@ -63,69 +63,146 @@ async function grpcWebRaw(payload: Buffer): Promise<string | undefined> {
   );
 }
 
-describe("bytes that are not protobuf: 400 / invalid_argument on every protocol, nothing changes", () => {
-  const garbage = Buffer.from([0x0a]);
+/**
+ * Each malformed body is a valid request that turns News on (the clerk has
+ * News off), followed by bytes that break it: a lenient decoder that kept the
+ * valid prefix would change storage. The control test sends the valid part
+ * alone, which does change it.
+ */
+const turnNewsOn = create(SubscriptionsToUpdateSchema, {
+  Subscriptions: [create(SubscriptionSchema, { Id: "News", IsSubscribed: true })],
+});
+const rpcValid = Buffer.from(
+  toBinary(
+    method.input,
+    create(method.input, { boxId: BOX, userId: USERS.clerk.userId, subscriptions: turnNewsOn }),
+  ),
+);
+/** A field tag for a length-delimited field 1, and then nothing: the body ends mid-field. */
+const CUT = Buffer.from([0x0a]);
+const legacyValid = Buffer.from(toBinary(SubscriptionsToUpdateSchema, turnNewsOn));
+const connectJsonValid = JSON.stringify({
+  boxId: BOX,
+  userId: USERS.clerk.userId,
+  subscriptions: { Subscriptions: [{ Id: "News", IsSubscribed: true }] },
+});
+const legacyJsonValid = JSON.stringify({ Subscriptions: [{ Id: "News", IsSubscribed: "true" }] });
+const legacyPath = `/UpdateSubscriptions?boxId=${BOX}&userId=${USERS.clerk.userId}`;
 
-  it("Connect binary", async () => {
-    const res = await legacy(h, {
-      method: "POST",
-      path: rpcPath,
-      headers: { "content-type": "application/proto", authorization: auth },
-      body: garbage,
-    });
-    expect(res.status).toBe(400);
-    expect(JSON.parse(res.text)).toEqual({
-      code: "invalid_argument",
-      message: "the request is not a valid protobuf docflow.api.v1.UpdateSubscriptionsRequest",
-    });
-  });
+/** Each protocol: how to send a body, and whether the answer says "malformed". */
+const senders: Record<
+  string,
+  { valid: Buffer | string; broken: Buffer | string; send(body: Buffer | string): Promise<boolean> }
+> = {
+  "Connect binary": {
+    valid: rpcValid,
+    broken: Buffer.concat([rpcValid, CUT]),
+    async send(body) {
+      const res = await legacy(h, {
+        method: "POST",
+        path: rpcPath,
+        headers: { "content-type": "application/proto", authorization: auth },
+        body,
+      });
+      if (res.status === 200) return false;
+      expect(res.status).toBe(400);
+      expect(JSON.parse(res.text)).toEqual({
+        code: "invalid_argument",
+        message: "the request is not a valid protobuf docflow.api.v1.UpdateSubscriptionsRequest",
+      });
+      return true;
+    },
+  },
+  "Connect JSON": {
+    valid: connectJsonValid,
+    // The closing brace is missing.
+    broken: connectJsonValid.slice(0, -1),
+    async send(body) {
+      const res = await legacy(h, {
+        method: "POST",
+        path: rpcPath,
+        headers: { "content-type": "application/json", authorization: auth },
+        body,
+      });
+      if (res.status === 200) return false;
+      expect(res.status).toBe(400);
+      expect(JSON.parse(res.text).code).toBe("invalid_argument");
+      return true;
+    },
+  },
+  gRPC: {
+    valid: rpcValid,
+    broken: Buffer.concat([rpcValid, CUT]),
+    async send(body) {
+      const error = await grpcRaw(Buffer.from(body));
+      if (error === null) return false;
+      expect(error.code).toBe(grpc.status.INVALID_ARGUMENT);
+      expect(error.details).toBe(
+        "the request is not a valid protobuf docflow.api.v1.UpdateSubscriptionsRequest",
+      );
+      return true;
+    },
+  },
+  "gRPC-Web": {
+    valid: rpcValid,
+    broken: Buffer.concat([rpcValid, CUT]),
+    async send(body) {
+      const status = await grpcWebRaw(Buffer.from(body));
+      if (status === "0") return false;
+      expect(status).toBe(String(Code.InvalidArgument));
+      return true;
+    },
+  },
+  "legacy protobuf": {
+    valid: legacyValid,
+    broken: Buffer.concat([legacyValid, CUT]),
+    async send(body) {
+      const res = await legacy(h, {
+        method: "POST",
+        path: legacyPath,
+        headers: { authorization: auth },
+        body,
+      });
+      if (res.status === 200) return false;
+      expect(res.status).toBe(400);
+      expect(res.headers["x-service-errorcode"]).toBe("Http.BadRequest");
+      return true;
+    },
+  },
+  "legacy JSON": {
+    valid: legacyJsonValid,
+    broken: legacyJsonValid.slice(0, -1),
+    async send(body) {
+      const res = await legacy(h, {
+        method: "POST",
+        path: legacyPath,
+        headers: { authorization: auth, "content-type": "application/json" },
+        body,
+      });
+      if (res.status === 200) return false;
+      expect(res.status).toBe(400);
+      expect(res.headers["x-service-errorcode"]).toBe("Http.BadRequest");
+      return true;
+    },
+  },
+};
 
-  it("Connect JSON", async () => {
-    const res = await legacy(h, {
-      method: "POST",
-      path: rpcPath,
-      headers: { "content-type": "application/json", authorization: auth },
-      body: "{",
-    });
-    expect(res.status).toBe(400);
-    expect(JSON.parse(res.text).code).toBe("invalid_argument");
-  });
-
-  it("gRPC", async () => {
-    const error = await grpcRaw(garbage);
-    expect(error?.code).toBe(grpc.status.INVALID_ARGUMENT);
-    expect(error?.details).toBe(
-      "the request is not a valid protobuf docflow.api.v1.UpdateSubscriptionsRequest",
-    );
-  });
-
-  it("gRPC-Web", async () => {
-    expect(await grpcWebRaw(garbage)).toBe(String(Code.InvalidArgument));
-  });
-
-  it("legacy protobuf", async () => {
-    const res = await legacy(h, {
-      method: "POST",
-      path: `/UpdateSubscriptions?boxId=${BOX}&userId=${USERS.clerk.userId}`,
-      headers: { authorization: auth },
-      body: Buffer.from([0x0a, 0x05, 0x0a]),
-    });
-    expect(res.status).toBe(400);
-  });
-
-  it("legacy JSON", async () => {
-    const res = await legacy(h, {
-      method: "POST",
-      path: `/UpdateSubscriptions?boxId=${BOX}&userId=${USERS.clerk.userId}`,
-      headers: { authorization: auth, "content-type": "application/json" },
-      body: "[",
-    });
-    expect(res.status).toBe(400);
-  });
-
-  it("and nothing was stored by any of them", async () => {
+describe("a malformed body is 400 / invalid_argument on every protocol, and nothing changes", () => {
+  it.each(Object.keys(senders))("%s: refused, News still off", async (name) => {
+    const sender = senders[name] as (typeof senders)[string];
+    expect(await stored()).toEqual({ News: false });
+    expect(await sender.send(sender.broken)).toBe(true);
     expect(await stored()).toEqual({ News: false });
   });
+
+  it.each(Object.keys(senders))(
+    "%s: the control, the valid part alone turns News on",
+    async (name) => {
+      const sender = senders[name] as (typeof senders)[string];
+      expect(await sender.send(sender.valid)).toBe(false);
+      expect(await stored()).toEqual({ News: true });
+    },
+  );
 });
 
 /** A SubscriptionsToUpdate whose encoding is exactly `size` bytes (one Subscription with a long unknown Id). */

@@ -1,51 +1,45 @@
-/** SPEC §4: a database outage is `unavailable` on gRPC/Connect and a plain 500 on legacy paths. */
+/**
+ * SPEC §4: a database outage is `unavailable` on gRPC/Connect and a plain 500
+ * on legacy paths. The outage is real: the database server the service uses
+ * is stopped while the service runs (this file starts its own embedded server
+ * to stop it).
+ */
 import { create } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SubscriptionService } from "../gen/docflow/api/v1/subscriptions_pb";
-import { createDeps } from "../src/deps";
-import { loadFixture } from "../src/fixtures/load";
-import { createHttpServer } from "../src/http/server";
-import { createLogger } from "../src/log";
-import { openDatabase } from "../src/storage/database";
-import { startTestDatabase, type TestDatabase } from "./support/database";
+import { type EmbeddedServer, startEmbeddedServer } from "../src/storage/embedded-server";
 import { authHeader, BOX, baseFixture, USERS } from "./support/fixture";
-import { callRpc, type Harness, legacy, TEST_CACHE, TEST_TIMEOUTS } from "./support/harness";
+import { callRpc, type Harness, legacy, startHarness, TEST_TIMEOUTS } from "./support/harness";
 
 let h: Harness;
-let testDb: TestDatabase;
-const logs: string[] = [];
+let server: EmbeddedServer;
 
 beforeAll(async () => {
-  testDb = await startTestDatabase();
-  const database = await openDatabase({
-    uri: testDb.uri,
-    name: testDb.name,
-    operationTimeoutMs: 2_000,
-  });
-  await loadFixture(database.db, baseFixture());
-  const deps = createDeps(
-    database,
-    createLogger("info", (l) => logs.push(l)),
-    { healthTimeoutMs: 1_000, cache: TEST_CACHE },
+  server = await startEmbeddedServer("outage");
+  h = await startHarness(
+    baseFixture(),
+    { ...TEST_TIMEOUTS, databaseMs: 500, healthMs: 500 },
+    // No cache: every call needs the database.
+    { ttlMs: 0, maxEntries: 0 },
+    { database: { uri: server.uri, name: "outage", close: async () => undefined } },
   );
-  const server = createHttpServer(deps, { ...TEST_TIMEOUTS, shutdownMs: 1_000 });
-  const { port } = await server.listen(0, "127.0.0.1");
+  // The control: it works while the database runs.
+  expect(
+    (
+      await legacy(h, {
+        method: "GET",
+        path: `/GetSubscriptions?boxId=${BOX}&userId=${USERS.admin.userId}`,
+        headers: { authorization: authHeader("admin") },
+      })
+    ).status,
+  ).toBe(200);
   // The database goes away while the service runs.
-  await database.close();
-  h = {
-    baseUrl: `http://127.0.0.1:${port}`,
-    port,
-    db: database.db,
-    deps,
-    server,
-    logs,
-    close: () => server.close(),
-  };
+  await server.stop();
 });
 afterAll(async () => {
   await h?.close();
-  await testDb?.close();
+  await server?.stop();
 });
 
 const path = `/GetSubscriptions?boxId=${BOX}&userId=${USERS.admin.userId}`;
@@ -83,7 +77,7 @@ describe("database outage", () => {
   });
 
   it("the cause goes to the log, and /healthz says 503", async () => {
-    expect(logs.some((l) => l.includes('"msg":"database unavailable"'))).toBe(true);
+    expect(h.logs.some((l) => l.includes('"msg":"database unavailable"'))).toBe(true);
     const res = await legacy(h, { method: "GET", path: "/healthz" });
     expect(res.status).toBe(503);
   });

@@ -126,6 +126,8 @@ describe("graceful shutdown on SIGTERM", () => {
             accept: "application/json",
             "content-type": "application/json",
             "content-length": String(body.length),
+            // The server's 100 Continue says it holds the request: it is in flight.
+            expect: "100-continue",
           },
         },
         (res) => {
@@ -135,12 +137,12 @@ describe("graceful shutdown on SIGTERM", () => {
         },
       );
       req.on("error", reject);
-      // Half the body now, the signal, then the rest: the request is in flight when SIGTERM arrives.
-      req.write(body.subarray(0, 10));
-      setTimeout(() => {
+      // Half the body, then the signal; the rest only once the service says it is shutting down.
+      req.once("continue", () => {
+        req.write(body.subarray(0, 10));
         s.child.kill("SIGTERM");
-        setTimeout(() => req.end(body.subarray(10)), 300);
-      }, 200);
+        s.waitFor("stdout", /"msg":"shutting down"/).then(() => req.end(body.subarray(10)), reject);
+      });
     });
     const res = await response;
     expect(res.status).toBe(200);
@@ -227,10 +229,12 @@ describe("npm start, as a container runtime or a process manager runs it", () =>
 
 describe("drain for load balancers", () => {
   it("after SIGTERM, /readyz says 503 while /livez and the API still answer, for SHUTDOWN_DRAIN_MS", async () => {
-    const s = await start({ SHUTDOWN_DRAIN_MS: "1500" });
+    // Long enough for the four checks below on a loaded machine (they take milliseconds).
+    const s = await start({ SHUTDOWN_DRAIN_MS: "3000" });
     expect((await fetch(`${s.baseUrl}/readyz`)).status).toBe(200);
     s.child.kill("SIGTERM");
-    await new Promise((r) => setTimeout(r, 300));
+    // Logged once draining has begun (log lines are written at the end of the event-loop turn).
+    await s.waitFor("stdout", /"msg":"shutting down"/);
     const ready = await fetch(`${s.baseUrl}/readyz`);
     expect(ready.status).toBe(503);
     expect(await ready.json()).toEqual({ status: "stopping" });

@@ -4,12 +4,11 @@
  * index exists, every read projects.
  */
 import { createHash } from "node:crypto";
-import { create } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CounteragentService } from "../gen/docflow/api/v1/counteragents_pb";
 import { DocumentService } from "../gen/docflow/api/v1/documents_pb";
 import { SubscriptionService } from "../gen/docflow/api/v1/subscriptions_pb";
-import { CounteragentFromGroupResponseSchema } from "../gen/docflow/legacy/counteragents_pb";
 import { SubscriptionSchema } from "../gen/docflow/legacy/subscriptions_pb";
 import { Collections, IndexNames } from "../src/storage/collections";
 import {
@@ -19,8 +18,9 @@ import {
   type RecordedCommand,
 } from "./support/commands";
 import { adminBoxFixture, KEY } from "./support/fixture";
-import { type Harness, startHarness, TEST_CACHE, TEST_TIMEOUTS } from "./support/harness";
+import { type Harness, legacy, startHarness, TEST_CACHE, TEST_TIMEOUTS } from "./support/harness";
 import { call, expectOk } from "./support/protocols";
+import { envelope, envelopes, h2Request } from "./support/wire";
 
 const BOX = "b7000000-0000-4000-8000-000000000001";
 const GROUP = "g-walk";
@@ -402,8 +402,33 @@ describe("TotalCount is counted once per walk", () => {
     expect(expectOk(await page(h)).TotalCount).toBe(MEMBERS.length - 2);
   });
 
-  it("the response's TotalCount is always on the wire", () => {
-    expect(CounteragentFromGroupResponseSchema.field.TotalCount.number).toBe(2);
+  it("the response's TotalCount is always on the wire, also when it is 0", async () => {
+    // An empty group: no ids, no key, and TotalCount 0 still sent (field 2, varint 0).
+    const res = await legacy(h, {
+      method: "GET",
+      path: `/GetCounteragentsFromGroup?boxId=${BOX}&counteragentGroupId=${EMPTY}`,
+      headers: { authorization: AUTH },
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.toString("hex")).toBe("1000");
+    const grpc = await h2Request(
+      h.baseUrl,
+      {
+        ":method": "POST",
+        ":path": `/${rpc.getCounteragentsFromGroup.parent.typeName}/${rpc.getCounteragentsFromGroup.name}`,
+        "content-type": "application/grpc",
+        te: "trailers",
+        authorization: AUTH,
+      },
+      envelope(
+        toBinary(
+          rpc.getCounteragentsFromGroup.input,
+          create(rpc.getCounteragentsFromGroup.input, { boxId: BOX, counteragentGroupId: EMPTY }),
+        ),
+      ),
+    );
+    expect(grpc.trailers?.["grpc-status"]).toBe("0");
+    expect(envelopes(grpc.body).map((e) => e.data.toString("hex"))).toEqual(["1000"]);
   });
 });
 

@@ -107,9 +107,13 @@ describe("Connect GET for reads (idempotency_level = NO_SIDE_EFFECTS)", () => {
     const call = (
       client as unknown as Record<string, (r: unknown, o: unknown) => Promise<unknown>>
     )[method];
-    const res = await call?.(request, { headers: { authorization: authHeader("admin") } });
+    const requestId = `get-${name}`;
+    const res = await call?.(request, {
+      headers: { authorization: authHeader("admin"), "x-request-id": requestId },
+    });
     expect(res).toBeDefined();
-    const line = h.logs.map((l) => JSON.parse(l)).findLast((l) => l.msg === "request");
+    // This call's own access line (written when the answer closes, perhaps after the client read it).
+    const line = await h.waitForLog((l) => l.msg === "request" && l.requestId === requestId);
     expect(line).toMatchObject({ method: "GET", status: 200 });
     expect(line.route).toContain(name);
   });

@@ -1,4 +1,5 @@
 /** A real server on a free port, over a test database, with clients for every protocol. */
+import { EventEmitter } from "node:events";
 import http from "node:http";
 import type { DescMessage, DescMethodUnary, DescService, MessageShape } from "@bufbuild/protobuf";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
@@ -37,6 +38,11 @@ export interface Harness {
   readonly deps: Deps;
   readonly server: HttpServer;
   readonly logs: string[];
+  /**
+   * The first log line (parsed) that `matches`, waiting for it if it is not
+   * there yet: a causal wait, bounded only to fail rather than hang.
+   */
+  waitForLog(matches: (line: LogLine) => boolean): Promise<LogLine>;
   close(): Promise<void>;
 }
 
@@ -79,6 +85,7 @@ export function useHarness(
     get logs() {
       return get().logs;
     },
+    waitForLog: (matches) => get().waitForLog(matches),
     close: () => get().close(),
   };
 }
@@ -108,49 +115,94 @@ export async function startHarness(
   const testDb: TestDatabase = options.database
     ? { ...options.database, close: async () => undefined }
     : await startTestDatabase();
-  const tracing = await options.tracing;
-  const database: Database = await openDatabase({
-    uri: testDb.uri,
-    name: testDb.name,
-    operationTimeoutMs: timeouts.databaseMs,
-    onCommand: options.onCommand,
-    monitor: tracing ? (client) => tracing.attach(client) : undefined,
+  // Whatever fails from here on, the database started above is not left running.
+  let database: Database | undefined;
+  try {
+    const tracing = await options.tracing;
+    database = await openDatabase({
+      uri: testDb.uri,
+      name: testDb.name,
+      operationTimeoutMs: timeouts.databaseMs,
+      onCommand: options.onCommand,
+      monitor: tracing ? (client) => tracing.attach(client) : undefined,
+    });
+    const open = database;
+    await loadFixture(open.db, fixture);
+    const logs: string[] = [];
+    const logWritten = new EventEmitter();
+    const deps = createDeps(
+      open,
+      createLogger(
+        "info",
+        (line) => {
+          logs.push(line);
+          logWritten.emit("line");
+        },
+        () => tracing?.logFields(),
+      ),
+      {
+        healthTimeoutMs: timeouts.healthMs,
+        cache,
+        groupHooks: options.groupHooks,
+        bearer: options.bearer,
+      },
+    );
+    const server = createHttpServer(deps, timeouts, {
+      corsAllowedOrigins: options.corsAllowedOrigins ?? [],
+      observer:
+        options.observer ?? (tracing ? createObserver(undefined, tracing.tracer) : undefined),
+      shortPaths: options.shortPaths,
+    });
+    const address = await server.listen(0, "127.0.0.1");
+    return {
+      baseUrl: `http://127.0.0.1:${address.port}`,
+      port: address.port,
+      db: open.db,
+      deps,
+      server,
+      logs,
+      waitForLog: (matches) => waitForLog(logs, logWritten, matches),
+      async close() {
+        await server.close();
+        await open.close();
+        await testDb.close();
+      },
+    };
+  } catch (error) {
+    await database?.close().catch(() => undefined);
+    await testDb.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/** A log line as written: one JSON object. */
+export type LogLine = Record<string, unknown>;
+
+/** How long a test waits for a log line before it fails (not a sleep: it returns at the line). */
+const LOG_WAIT_MS = 15_000;
+
+function waitForLog(
+  logs: readonly string[],
+  written: EventEmitter,
+  matches: (line: LogLine) => boolean,
+): Promise<LogLine> {
+  const find = () => logs.map((l) => JSON.parse(l) as LogLine).find(matches);
+  return new Promise((resolve, reject) => {
+    const found = find();
+    if (found) return resolve(found);
+    const timer = setTimeout(() => {
+      written.off("line", check);
+      reject(new Error("no such log line was written"));
+    }, LOG_WAIT_MS);
+    function check() {
+      const line = find();
+      if (!line) return;
+      clearTimeout(timer);
+      written.off("line", check);
+      resolve(line);
+    }
+    written.on("line", check);
   });
-  await loadFixture(database.db, fixture);
-  const logs: string[] = [];
-  const deps = createDeps(
-    database,
-    createLogger(
-      "info",
-      (line) => logs.push(line),
-      () => tracing?.logFields(),
-    ),
-    {
-      healthTimeoutMs: timeouts.healthMs,
-      cache,
-      groupHooks: options.groupHooks,
-      bearer: options.bearer,
-    },
-  );
-  const server = createHttpServer(deps, timeouts, {
-    corsAllowedOrigins: options.corsAllowedOrigins ?? [],
-    observer: options.observer ?? (tracing ? createObserver(undefined, tracing.tracer) : undefined),
-    shortPaths: options.shortPaths,
-  });
-  const address = await server.listen(0, "127.0.0.1");
-  return {
-    baseUrl: `http://127.0.0.1:${address.port}`,
-    port: address.port,
-    db: database.db,
-    deps,
-    server,
-    logs,
-    async close() {
-      await server.close();
-      await database.close();
-      await testDb.close();
-    },
-  };
 }
 
 // ---------------------------------------------------------------- RPC protocols

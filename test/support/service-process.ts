@@ -13,6 +13,8 @@ export interface Started {
   stderr(): string;
   stdout(): string;
   readonly exited: Promise<number | null>;
+  /** Resolves once the output matches `pattern` (a causal wait: no sleep); rejects if the process exits first. */
+  waitFor(output: "stdout" | "stderr", pattern: RegExp): Promise<void>;
 }
 
 export const DIRECT = ["node", "--import", "tsx", "src/main.ts"];
@@ -60,19 +62,48 @@ export function startService(
   const exited = new Promise<number | null>((resolve) =>
     child.once("exit", (code) => resolve(code)),
   );
+  const waitFor = (output: "stdout" | "stderr", pattern: RegExp) =>
+    new Promise<void>((resolve, reject) => {
+      const stream = output === "stdout" ? child.stdout : child.stderr;
+      const text = () => (output === "stdout" ? out : err);
+      const check = () => {
+        if (!pattern.test(text())) return;
+        stream?.off("data", check);
+        child.off("exit", onExit);
+        resolve();
+      };
+      const onExit = () => {
+        // The last output may arrive with the exit.
+        setImmediate(() =>
+          pattern.test(text())
+            ? resolve()
+            : reject(new Error(`exited before ${output} matched ${pattern}:\n${err}\n${out}`)),
+        );
+      };
+      stream?.on("data", check);
+      child.once("exit", onExit);
+      check();
+    });
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no banner:\n${err}\n${out}`)), 30_000);
     const check = () => {
       const m = /listening on (http:\/\/\S+)/.exec(err);
       if (m?.[1]) {
         clearTimeout(timer);
-        resolve({ child, baseUrl: m[1], stderr: () => err, stdout: () => out, exited });
+        resolve({
+          child,
+          baseUrl: m[1],
+          stderr: () => err,
+          stdout: () => out,
+          exited,
+          waitFor,
+        });
       }
     };
     child.stderr?.on("data", check);
     child.once("exit", () => {
       clearTimeout(timer);
-      resolve({ child, baseUrl: "", stderr: () => err, stdout: () => out, exited });
+      resolve({ child, baseUrl: "", stderr: () => err, stdout: () => out, exited, waitFor });
     });
   });
 }
