@@ -31,12 +31,13 @@ import type { ReadCacheOptions } from "../../src/storage/read-cache";
 import { startTestDatabase, type TestDatabase } from "./database";
 import { baseFixture } from "./fixture";
 
-export interface Harness {
-  readonly baseUrl: string;
-  readonly port: number;
+/**
+ * What every tier that needs a database has (in-memory and server): the
+ * fixture loaded, the handlers' dependencies, their log lines.
+ */
+export interface Served {
   readonly db: Db;
   readonly deps: Deps;
-  readonly server: HttpServer;
   readonly logs: string[];
   /**
    * The first log line (parsed) that `matches`, waiting for it if it is not
@@ -44,6 +45,18 @@ export interface Harness {
    */
   waitForLog(matches: (line: LogLine) => boolean): Promise<LogLine>;
   close(): Promise<void>;
+}
+
+/** The server tier: the service's front on a free port, over a test database. */
+export interface Harness extends Served {
+  readonly baseUrl: string;
+  readonly port: number;
+  readonly server: HttpServer;
+}
+
+/** A harness the calls reach without a port (the in-memory tier), or a served port. */
+export function isServer(h: Served): h is Harness {
+  return "baseUrl" in h;
 }
 
 /**
@@ -106,12 +119,16 @@ export type HarnessOptions = Pick<DepsOptions, "groupHooks" | "bearer"> &
     readonly tracing?: Promise<Tracing>;
   };
 
-export async function startHarness(
+/**
+ * The database with the fixture and the handlers' dependencies, no port:
+ * what the in-memory tier runs on (see `startHarness` for the server tier).
+ */
+export async function startServed(
   fixture: unknown = baseFixture(),
   timeouts: Timeouts = TEST_TIMEOUTS,
   cache: ReadCacheOptions = TEST_CACHE,
   options: HarnessOptions = {},
-): Promise<Harness> {
+): Promise<Served & { readonly tracing: Tracing | undefined }> {
   const testDb: TestDatabase = options.database
     ? { ...options.database, close: async () => undefined }
     : await startTestDatabase();
@@ -147,23 +164,13 @@ export async function startHarness(
         bearer: options.bearer,
       },
     );
-    const server = createHttpServer(deps, timeouts, {
-      corsAllowedOrigins: options.corsAllowedOrigins ?? [],
-      observer:
-        options.observer ?? (tracing ? createObserver(undefined, tracing.tracer) : undefined),
-      shortPaths: options.shortPaths,
-    });
-    const address = await server.listen(0, "127.0.0.1");
     return {
-      baseUrl: `http://127.0.0.1:${address.port}`,
-      port: address.port,
       db: open.db,
       deps,
-      server,
       logs,
+      tracing,
       waitForLog: (matches) => waitForLog(logs, logWritten, matches),
       async close() {
-        await server.close();
         await open.close();
         await testDb.close();
       },
@@ -173,6 +180,74 @@ export async function startHarness(
     await testDb.close().catch(() => undefined);
     throw error;
   }
+}
+
+/** The server tier: `startServed` and the service's front listening on a free port. */
+export async function startHarness(
+  fixture: unknown = baseFixture(),
+  timeouts: Timeouts = TEST_TIMEOUTS,
+  cache: ReadCacheOptions = TEST_CACHE,
+  options: HarnessOptions = {},
+): Promise<Harness> {
+  const served = await startServed(fixture, timeouts, cache, options);
+  try {
+    const server = createHttpServer(served.deps, timeouts, {
+      corsAllowedOrigins: options.corsAllowedOrigins ?? [],
+      observer:
+        options.observer ??
+        (served.tracing ? createObserver(undefined, served.tracing.tracer) : undefined),
+      shortPaths: options.shortPaths,
+    });
+    const address = await server.listen(0, "127.0.0.1");
+    return {
+      ...served,
+      baseUrl: `http://127.0.0.1:${address.port}`,
+      port: address.port,
+      server,
+      async close() {
+        await server.close();
+        await served.close();
+      },
+    };
+  } catch (error) {
+    await served.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * The in-memory tier: `startServed` before the file's tests, closed after
+ * them. Calls reach the service's routes and interceptors through
+ * `createRouterTransport` (protocol "in-memory"): no port, no HTTP.
+ */
+export function useInMemory(
+  fixture: () => unknown = baseFixture,
+  options: HarnessOptions = {},
+): Served {
+  let current: Served | undefined;
+  beforeAll(async () => {
+    current = await startServed(fixture(), TEST_TIMEOUTS, TEST_CACHE, options);
+  });
+  afterAll(async () => {
+    await current?.close();
+  });
+  const get = (): Served => {
+    if (!current) throw new Error("the in-memory harness is not started yet");
+    return current;
+  };
+  return {
+    get db() {
+      return get().db;
+    },
+    get deps() {
+      return get().deps;
+    },
+    get logs() {
+      return get().logs;
+    },
+    waitForLog: (matches) => get().waitForLog(matches),
+    close: () => get().close(),
+  };
 }
 
 /** A log line as written: one JSON object. */
@@ -217,7 +292,7 @@ export type RpcResult<O> =
   | { ok: false; code: Code; message: string; reason?: string; errorCode?: string };
 
 export async function callRpc<I extends DescMessage, O extends DescMessage>(
-  h: Harness,
+  target: Served,
   protocol: RpcProtocol,
   method: DescMethodUnary<I, O>,
   request: MessageShape<I>,
@@ -228,19 +303,36 @@ export async function callRpc<I extends DescMessage, O extends DescMessage>(
     ...extraHeaders,
     ...(authorization ? { authorization } : {}),
   };
+  if (protocol === "in-memory") {
+    return unaryOver(inMemoryTransport(target), method, request, headers);
+  }
+  const h = server(target, protocol);
   if (protocol === "grpc") {
     return grpcUnary(h, method, request, headers);
   }
   const transport =
-    protocol === "in-memory"
-      ? inMemoryTransport(h)
-      : protocol === "grpc-web"
-        ? createGrpcWebTransport({ baseUrl: h.baseUrl, httpVersion: "1.1" })
-        : createConnectTransport({
-            baseUrl: h.baseUrl,
-            httpVersion: "1.1",
-            useBinaryFormat: protocol === "connect-binary",
-          });
+    protocol === "grpc-web"
+      ? createGrpcWebTransport({ baseUrl: h.baseUrl, httpVersion: "1.1" })
+      : createConnectTransport({
+          baseUrl: h.baseUrl,
+          httpVersion: "1.1",
+          useBinaryFormat: protocol === "connect-binary",
+        });
+  return unaryOver(transport, method, request, headers);
+}
+
+/** A harness with a port, for a protocol that needs one. */
+export function server(target: Served, protocol: string): Harness {
+  if (!isServer(target)) throw new Error(`${protocol} needs the server tier (a port)`);
+  return target;
+}
+
+async function unaryOver<I extends DescMessage, O extends DescMessage>(
+  transport: Transport,
+  method: DescMethodUnary<I, O>,
+  request: MessageShape<I>,
+  headers: Record<string, string>,
+): Promise<RpcResult<MessageShape<O>>> {
   try {
     const res = await transport.unary(method, undefined, undefined, headers, request);
     return { ok: true, message: res.message };
@@ -260,7 +352,7 @@ export async function callRpc<I extends DescMessage, O extends DescMessage>(
 const inMemory = new WeakMap<Deps, Transport>();
 
 /** The service's routes and interceptors in memory: the tier for domain rules (STYLE.md). */
-function inMemoryTransport(h: Harness): Transport {
+function inMemoryTransport(h: Served): Transport {
   let transport = inMemory.get(h.deps);
   if (!transport) {
     const pipeline = createPipeline(h.deps, { callDeadlineMs: TEST_TIMEOUTS.callDeadlineMs });

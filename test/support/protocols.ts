@@ -6,7 +6,15 @@ import type { DescMessage, DescMethodUnary, MessageShape } from "@bufbuild/proto
 import { fromBinary, fromJson, getOption, isFieldSet, toBinary, toJson } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { http } from "../../gen/google/api/annotations_pb";
-import { callRpc, type Harness, legacy, RPC_PROTOCOLS, type RpcProtocol } from "./harness";
+import {
+  callRpc,
+  type Harness,
+  legacy,
+  RPC_PROTOCOLS,
+  type RpcProtocol,
+  type Served,
+  server,
+} from "./harness";
 
 export const PROTOCOLS = [...RPC_PROTOCOLS, "legacy-protobuf", "legacy-json"] as const;
 /** Every wire protocol, and "in-memory" (no network: for domain rules). */
@@ -29,8 +37,9 @@ function statusOf(code: Code, reason: string | undefined): number {
   return table[code] ?? 500;
 }
 
+/** One call over `protocol`: "in-memory" needs no port; every other protocol, the server tier. */
 export async function call<I extends DescMessage, O extends DescMessage>(
-  h: Harness,
+  h: Served,
   protocol: Protocol,
   method: DescMethodUnary<I, O>,
   request: MessageShape<I>,
@@ -38,7 +47,7 @@ export async function call<I extends DescMessage, O extends DescMessage>(
   extraHeaders: Record<string, string> = {},
 ): Promise<Outcome<MessageShape<O>>> {
   if (protocol === "legacy-protobuf" || protocol === "legacy-json") {
-    return callLegacy(h, protocol, method, request, authorization, extraHeaders);
+    return callLegacy(server(h, protocol), protocol, method, request, authorization, extraHeaders);
   }
   const r = await callRpc(h, protocol as RpcProtocol, method, request, authorization, extraHeaders);
   return r.ok

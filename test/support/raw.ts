@@ -11,14 +11,14 @@ import {
 } from "../../gen/docflow/legacy/subscriptions_pb";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { BOX, USERS } from "./fixture";
-import { type Harness, legacy } from "./harness";
+import { legacy, type Served, server } from "./harness";
 import { call, type Outcome, type Protocol } from "./protocols";
 
 const method = SubscriptionService.method.updateSubscriptions;
 
 /** Sets ChatMessages=false and News with no IsSubscribed, for the clerk. */
 export async function callWithoutIsSubscribed(
-  h: Harness,
+  h: Served,
   protocol: Protocol,
   authorization: string,
 ): Promise<Outcome<unknown>> {
@@ -26,18 +26,21 @@ export async function callWithoutIsSubscribed(
     Subscriptions: [{ Id: "ChatMessages", IsSubscribed: "false" }, { Id: "News" }],
   };
   if (protocol === "connect-json") {
-    const res = await fetch(`${h.baseUrl}/${method.parent.typeName}/${method.name}`, {
-      method: "POST",
-      headers: { "content-type": "application/json", authorization },
-      // Connect JSON is canonical proto JSON: bools are JSON booleans there.
-      body: JSON.stringify({
-        boxId: BOX,
-        userId: USERS.clerk.userId,
-        subscriptions: {
-          Subscriptions: [{ Id: "ChatMessages", IsSubscribed: false }, { Id: "News" }],
-        },
-      }),
-    });
+    const res = await fetch(
+      `${server(h, protocol).baseUrl}/${method.parent.typeName}/${method.name}`,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization },
+        // Connect JSON is canonical proto JSON: bools are JSON booleans there.
+        body: JSON.stringify({
+          boxId: BOX,
+          userId: USERS.clerk.userId,
+          subscriptions: {
+            Subscriptions: [{ Id: "ChatMessages", IsSubscribed: false }, { Id: "News" }],
+          },
+        }),
+      },
+    );
     const body = (await res.json()) as {
       message: string;
       details?: { type: string; value: string }[];
@@ -49,7 +52,7 @@ export async function callWithoutIsSubscribed(
     return { ok: false, status: res.status, errorCode, message: body.message };
   }
   if (protocol === "legacy-json") {
-    const res = await legacy(h, {
+    const res = await legacy(server(h, protocol), {
       method: "POST",
       path: `/UpdateSubscriptions?boxId=${BOX}&userId=${USERS.clerk.userId}`,
       headers: { authorization, accept: "application/json", "content-type": "application/json" },

@@ -9,6 +9,7 @@
  * "skipped": their hook's error is counted as a failure, and they are listed
  * apart as not run.
  */
+import { relative } from "node:path";
 import type { Reporter, SerializedError, TestModule, TestSuite } from "vitest/node";
 
 export default class SummaryReporter implements Reporter {
@@ -19,7 +20,7 @@ export default class SummaryReporter implements Reporter {
     const counts = { passed: 0, failed: unhandledErrors.length, skipped: 0, notRun: 0 };
     const reasons = new Map<string, number>();
     for (const module of modules) {
-      const name = module.moduleId.replace(/^.*\/test\//, "test/");
+      const name = relative(process.cwd(), module.moduleId);
       const suites: (TestModule | TestSuite)[] = [module, ...module.children.allSuites()];
       const outsideTests = suites.reduce((n, suite) => n + suite.errors().length, 0);
       counts.failed += outsideTests;

@@ -1,0 +1,446 @@
+/**
+ * SPEC §6.4 where the wire and concurrency matter: the legacy wire as the
+ * SDKs call it, paging a group while members move, and the races of Add and
+ * Delete (the rules themselves: test/in-memory/counteragent-groups.test.ts).
+ */
+import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { beforeEach, describe, expect, it } from "vitest";
+import {
+  CounteragentGroupSchema,
+  CounteragentGroupsListSchema,
+  CounteragentGroupToCreateSchema,
+} from "../../gen/docflow/legacy/counteragent_groups_pb";
+import type { CounteragentMove } from "../../src/domain/counteragent-groups";
+import { loadFixture } from "../../src/fixtures/load";
+import {
+  ARCHIVE,
+  auth,
+  BOX,
+  DEFAULT,
+  EMPTY_BOX,
+  fixture,
+  groupCalls,
+  NORTH,
+  PARTNERS,
+  RACE_BOX,
+  RACERS,
+  rpc,
+  SALES,
+  SUPPLIERS,
+  UUID,
+} from "../support/counteragent-groups";
+import { legacy, useHarness } from "../support/harness";
+import { call, expectOk, type Protocol } from "../support/protocols";
+
+/** What the race tests run between an add's group check and its write. */
+let beforeMove: ((move: CounteragentMove) => Promise<void>) | undefined;
+const h = useHarness(fixture, undefined, {
+  groupHooks: { beforeMove: (move) => beforeMove?.(move) ?? Promise.resolve() },
+});
+
+/** Every test starts from the fixture: groups and memberships exactly as listed there. */
+beforeEach(async () => {
+  beforeMove = undefined;
+  await h.db.collection("counteragentGroups").deleteMany({});
+  await h.db.collection("counteragents").deleteMany({});
+  await loadFixture(h.db, fixture());
+});
+const { createGroup, deleteGroup, getGroup, addToGroup, membersOf, stored, storedGroups } =
+  groupCalls(h);
+
+// ---------------------------------------------------------------- what only the legacy wire shows
+
+describe("legacy wire, as the SDKs call it", () => {
+  const adminHeaders = { authorization: auth("admin") };
+  const path = (op: string, query: string) => `/${op}?boxId=${BOX}&${query}`;
+
+  it("Create: a binary body with no Content-Type and no Accept; a protobuf answer with every required field", async () => {
+    const body = toBinary(
+      CounteragentGroupToCreateSchema,
+      create(CounteragentGroupToCreateSchema, { Name: "Key accounts" }),
+    );
+    const res = await legacy(h, {
+      method: "POST",
+      path: path("CreateCounteragentGroup", ""),
+      headers: adminHeaders,
+      body,
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers["content-type"]).toBe("application/x-protobuf");
+    const group = fromBinary(CounteragentGroupSchema, res.body);
+    expect(group.CounteragentGroupId).toMatch(UUID);
+    // Field 1 (id) and 2 (name), and nothing else: any department means no field 3 at all.
+    expect(res.body[0]).toBe(0x0a);
+    expect(res.body.includes(0x1a)).toBe(false);
+    expect(res.body).toEqual(Buffer.from(toBinary(CounteragentGroupSchema, group)));
+  });
+
+  it.each([
+    [
+      "DeleteCounteragentGroup",
+      `counteragentGroupId=${ARCHIVE}`,
+      `counteragentGroupId=${SUPPLIERS}`,
+    ],
+    [
+      "AddCounteragentToGroup",
+      `counteragentBoxId=d-01&counteragentGroupId=${PARTNERS}`,
+      `counteragentBoxId=d-02&counteragentGroupId=${PARTNERS}`,
+    ],
+  ])(
+    "%s: an empty body, no Content-Type; 200 with an empty body, also for a client asking for JSON",
+    async (op, first, second) => {
+      const res = await legacy(h, {
+        method: "POST",
+        path: path(op, first),
+        headers: { ...adminHeaders, "content-length": "0" },
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers["content-length"]).toBe("0");
+      expect(res.body.length).toBe(0);
+      const json = await legacy(h, {
+        method: "POST",
+        path: path(op, second),
+        headers: { ...adminHeaders, accept: "application/json" },
+      });
+      expect(json.status).toBe(200);
+      expect(json.headers["content-length"]).toBe("0");
+      expect(json.text).toBe("");
+      expect(await storedGroups()).toHaveLength(op === "DeleteCounteragentGroup" ? 1 : 3);
+    },
+  );
+
+  it("an any-department group has no Departments in JSON; a group with some has them", async () => {
+    const get = (groupId: string) =>
+      legacy(h, {
+        method: "GET",
+        path: path("GetCounteragentGroup", `counteragentGroupId=${groupId}`),
+        headers: { ...adminHeaders, accept: "application/json" },
+      });
+    expect(JSON.parse((await get(PARTNERS)).text)).toEqual({
+      CounteragentGroupId: PARTNERS,
+      Name: "Partners",
+    });
+    expect(JSON.parse((await get(SUPPLIERS)).text)).toEqual({
+      CounteragentGroupId: SUPPLIERS,
+      Name: "Suppliers",
+      Departments: { DepartmentIds: [SALES] },
+    });
+    expect(JSON.parse((await get(DEFAULT)).text)).toEqual({
+      CounteragentGroupId: DEFAULT,
+      Name: "Default",
+    });
+  });
+
+  it("TotalCount 0 is on the wire: an empty list is exactly 10 00", async () => {
+    const res = await legacy(h, {
+      method: "GET",
+      path: `/GetCounteragentGroups?boxId=${EMPTY_BOX}`,
+      headers: adminHeaders,
+    });
+    expect(res.status).toBe(200);
+    expect(res.body.toString("hex")).toBe("1000");
+    const json = await legacy(h, {
+      method: "GET",
+      path: `/GetCounteragentGroups?boxId=${EMPTY_BOX}`,
+      headers: { ...adminHeaders, accept: "application/json" },
+    });
+    expect(JSON.parse(json.text)).toEqual({ Groups: [], TotalCount: 0 });
+  });
+
+  it("the bare keys `&page&count` mean absent: page 1 of 100", async () => {
+    const res = await legacy(h, {
+      method: "GET",
+      path: path("GetCounteragentGroups", "page&count"),
+      headers: adminHeaders,
+    });
+    expect(res.status).toBe(200);
+    expect(fromBinary(CounteragentGroupsListSchema, res.body).Groups).toHaveLength(3);
+  });
+
+  it.each(["page=1.5", "page=abc", "count=1e2", "page=1&page=2"])("%s: 400", async (query) => {
+    const res = await legacy(h, {
+      method: "GET",
+      path: path("GetCounteragentGroups", query),
+      headers: adminHeaders,
+    });
+    expect(res.status).toBe(400);
+    expect(res.headers["x-service-errorcode"]).toBe("Http.BadRequest");
+  });
+
+  it("Create with no body, or a JSON body without Name: 400, nothing created", async () => {
+    const noBody = await legacy(h, {
+      method: "POST",
+      path: path("CreateCounteragentGroup", ""),
+      headers: adminHeaders,
+    });
+    const noName = await legacy(h, {
+      method: "POST",
+      path: path("CreateCounteragentGroup", ""),
+      headers: { ...adminHeaders, "content-type": "application/json" },
+      body: '{"Departments":{"DepartmentIds":[]}}',
+    });
+    for (const res of [noBody, noName]) {
+      expect(res.status).toBe(400);
+      expect(res.text).toMatch(/Name is required/);
+    }
+    expect(await storedGroups()).toHaveLength(3);
+  });
+
+  it('AnyDepartment in JSON: the string "true"/"false" or a JSON boolean; a missing one is a 400', async () => {
+    const update = (body: string) =>
+      legacy(h, {
+        method: "POST",
+        path: path("UpdateCounteragentGroup", `counteragentGroupId=${SUPPLIERS}`),
+        headers: {
+          ...adminHeaders,
+          "content-type": "application/json",
+          accept: "application/json",
+        },
+        body,
+      });
+    const answers = [
+      await update(
+        '{"GroupDepartments":{"AnyDepartment":"false","Departments":{"DepartmentIds":["d-north"]}}}',
+      ),
+      await update('{"GroupDepartments":{"AnyDepartment":true}}'),
+      await update(
+        '{"GroupDepartments":{"AnyDepartment":false,"Departments":{"DepartmentIds":["d-sales"]}}}',
+      ),
+      await update('{"GroupDepartments":{"AnyDepartment":"true"}}'),
+    ];
+    expect(answers.map((r) => JSON.parse(r.text).Departments)).toEqual([
+      { DepartmentIds: [NORTH] },
+      undefined,
+      { DepartmentIds: [SALES] },
+      undefined,
+    ]);
+    const missing = await update(
+      '{"GroupDepartments":{"Departments":{"DepartmentIds":["d-north"]}}}',
+    );
+    expect(missing.status).toBe(400);
+    expect(missing.text).toMatch(/AnyDepartment is required/);
+  });
+
+  it.each([
+    ["GET", "CreateCounteragentGroup", "POST"],
+    ["GET", "AddCounteragentToGroup", "POST"],
+    ["POST", "GetCounteragentGroups", "GET"],
+  ])("%s /%s: 405, Allow: %s", async (method, op, allow) => {
+    const res = await legacy(h, { method, path: path(op, ""), headers: adminHeaders });
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe(allow);
+  });
+});
+
+// ---------------------------------------------------------------- moves while paging
+
+describe("paging a group while members are moved in and out", () => {
+  it("never skips or repeats a member that stayed; moved-in members come last", async () => {
+    // 20 members of a new group, joined one by one.
+    const group = expectOk(
+      await createGroup("legacy-protobuf", "Busy", undefined, { boxId: RACE_BOX }),
+    ).CounteragentGroupId;
+    const initial = RACERS.slice(0, 20);
+    for (const id of initial)
+      expectOk(await addToGroup("in-memory", id, group, { boxId: RACE_BOX }));
+    const leaving = initial.filter((_, i) => i % 3 === 1);
+    const joining = RACERS.slice(20, 30);
+    const left = new Set<string>();
+    const joined: string[] = [];
+
+    const seen: string[] = [];
+    let after: string | undefined;
+    for (let round = 0; round < 50; round++) {
+      const page = expectOk(
+        await call(
+          h,
+          "legacy-protobuf",
+          rpc.getCounteragentsFromGroup,
+          create(rpc.getCounteragentsFromGroup.input, {
+            boxId: RACE_BOX,
+            counteragentGroupId: group,
+            count: 3,
+            ...(after === undefined ? {} : { afterIndexKey: after }),
+          }),
+          auth("admin"),
+        ),
+      );
+      if (page.CounteragentBoxId.length === 0) break;
+      seen.push(...page.CounteragentBoxId);
+      after = page.AfterIndexKey;
+      // Between pages: two leave (seen or not yet seen), one joins.
+      for (const id of leaving.slice(round * 2, round * 2 + 2)) {
+        expectOk(await addToGroup("legacy-json", id, DEFAULT, { boxId: RACE_BOX }));
+        left.add(id);
+      }
+      const joiner = joining[round];
+      if (joiner) {
+        expectOk(await addToGroup("grpc", joiner, group, { boxId: RACE_BOX }));
+        joined.push(joiner);
+      }
+    }
+    const stayed = initial.filter((id) => !left.has(id));
+    expect(left.size).toBe(leaving.length);
+    expect(new Set(seen).size).toBe(seen.length);
+    expect(seen.filter((id) => stayed.includes(id))).toEqual(stayed);
+    const joinedSeen = seen.filter((id) => joined.includes(id));
+    expect(joinedSeen.length).toBeGreaterThan(0);
+    expect(seen.slice(-joinedSeen.length)).toEqual(joinedSeen);
+    expect(await membersOf(group, RACE_BOX)).toEqual({
+      ids: [...stayed, ...joined],
+      total: stayed.length + joined.length,
+    });
+  });
+});
+
+// ---------------------------------------------------------------- races
+
+describe("concurrency", () => {
+  /** Every counteragent of the race box is in the default group or in a group that exists. */
+  async function expectEveryMemberInAnExistingGroup() {
+    const groups = new Set(
+      (await storedGroups(RACE_BOX)).map((g) => g.counteragentGroupId as string),
+    );
+    const docs = await h.db.collection("counteragents").find({ boxId: RACE_BOX }).toArray();
+    expect(docs).toHaveLength(RACERS.length);
+    for (const doc of docs) {
+      expect(
+        doc.counteragentGroupId === DEFAULT || groups.has(doc.counteragentGroupId),
+        `${doc.counteragentBoxId} is in ${doc.counteragentGroupId}`,
+      ).toBe(true);
+    }
+  }
+
+  it("concurrent creates of one name (in any case, over any protocol): exactly one succeeds", async () => {
+    const protocols: Protocol[] = ["legacy-protobuf", "legacy-json", "grpc", "connect-binary"];
+    const names = ["Rivals", "RIVALS", " rivals", "rIvAlS "];
+    const outcomes = await Promise.all(
+      Array.from({ length: 16 }, (_, i) =>
+        createGroup(protocols[i % 4] ?? "grpc", names[i % 4] ?? "Rivals", undefined, {
+          boxId: EMPTY_BOX,
+        }),
+      ),
+    );
+    expect(outcomes.filter((o) => o.ok)).toHaveLength(1);
+    for (const o of outcomes.filter((o) => !o.ok)) {
+      expect(o).toMatchObject({ status: 409, errorCode: "CounteragentGroup.DuplicateName" });
+    }
+    expect(await storedGroups(EMPTY_BOX)).toHaveLength(1);
+  });
+
+  it("an add that checked the group before a Delete and writes after it: moved back to the default group, 404", async () => {
+    const group = expectOk(
+      await createGroup("in-memory", "Doomed", undefined, { boxId: RACE_BOX }),
+    ).CounteragentGroupId;
+    beforeMove = async () => {
+      // The add has seen the group; the whole Delete runs before its write.
+      expectOk(await deleteGroup("legacy-protobuf", group, { boxId: RACE_BOX }));
+    };
+    const add = await addToGroup("legacy-protobuf", "r-07", group, { boxId: RACE_BOX });
+    expect(add).toMatchObject({ ok: false, status: 404, errorCode: "CounteragentGroup.NotFound" });
+    expect((await stored("r-07", RACE_BOX))?.counteragentGroupId).toBe(DEFAULT);
+    await expectEveryMemberInAnExistingGroup();
+  });
+
+  it("an add whose second look finds the group being deleted: moved back, 404; a Delete then finishes", async () => {
+    const group = expectOk(
+      await createGroup("in-memory", "Doomed", undefined, { boxId: RACE_BOX }),
+    ).CounteragentGroupId;
+    beforeMove = async () => {
+      // A Delete marks the group and stops there (a crash between mark and removal).
+      await h.db
+        .collection("counteragentGroups")
+        .updateOne(
+          { boxId: RACE_BOX, counteragentGroupId: group },
+          { $set: { deletingSince: new Date() } },
+        );
+    };
+    expect(await addToGroup("grpc", "r-08", group, { boxId: RACE_BOX })).toMatchObject({
+      ok: false,
+      status: 404,
+    });
+    expect((await stored("r-08", RACE_BOX))?.counteragentGroupId).toBe(DEFAULT);
+    beforeMove = undefined;
+    expectOk(await deleteGroup("grpc", group, { boxId: RACE_BOX }));
+    expect(await storedGroups(RACE_BOX)).toHaveLength(0);
+  });
+
+  it("many adds racing a Delete of their group: every counteragent ends in exactly one existing group", async () => {
+    for (let round = 0; round < 3; round++) {
+      await h.db
+        .collection("counteragents")
+        .updateMany({ boxId: RACE_BOX }, { $set: { counteragentGroupId: DEFAULT } });
+      const keep = expectOk(
+        await createGroup("in-memory", `Keep ${round}`, undefined, { boxId: RACE_BOX }),
+      ).CounteragentGroupId;
+      const doomed = expectOk(
+        await createGroup("in-memory", `Doomed ${round}`, undefined, { boxId: RACE_BOX }),
+      ).CounteragentGroupId;
+      // A few counteragents are in the doomed group already.
+      for (const id of RACERS.slice(0, 5)) {
+        expectOk(await addToGroup("in-memory", id, doomed, { boxId: RACE_BOX }));
+      }
+      // Every add into the doomed group has checked the group (alive) and is held
+      // before its write. Then the Delete starts: the "racing" adds are let go with
+      // it, the "late" ones only once it has finished, so each of them writes into
+      // a group that no longer exists.
+      const racers = RACERS.slice(5).map((id, i) => ({
+        id,
+        group: i % 5 === 0 ? keep : doomed,
+        protocol: (i % 2 ? "legacy-protobuf" : "in-memory") as Protocol,
+        late: i % 5 !== 0 && i % 2 === 0,
+      }));
+      const intoDoomed = racers.filter((r) => r.group === doomed);
+      const held = new Set<string>();
+      let allHeld: () => void = () => undefined;
+      const everyoneHeld = new Promise<void>((resolve) => {
+        allHeld = resolve;
+      });
+      let releaseRacing: () => void = () => undefined;
+      const racingGo = new Promise<void>((resolve) => {
+        releaseRacing = resolve;
+      });
+      let releaseLate: () => void = () => undefined;
+      const lateGo = new Promise<void>((resolve) => {
+        releaseLate = resolve;
+      });
+      beforeMove = async (move) => {
+        if (move.counteragentGroupId !== doomed) return;
+        held.add(move.counteragentBoxId);
+        if (held.size === intoDoomed.length) allHeld();
+        const late = racers.find((r) => r.id === move.counteragentBoxId)?.late;
+        await (late ? lateGo : racingGo);
+      };
+      const adds = racers.map((r) => addToGroup(r.protocol, r.id, r.group, { boxId: RACE_BOX }));
+      await everyoneHeld;
+      const deleting = deleteGroup("legacy-protobuf", doomed, { boxId: RACE_BOX });
+      releaseRacing();
+      const deleted = await deleting;
+      releaseLate();
+      const outcomes = await Promise.all(adds);
+      beforeMove = undefined;
+
+      expectOk(deleted);
+      const late = racers.flatMap((r, i) => (r.late ? [{ ...r, outcome: outcomes[i] }] : []));
+      // The interleaving this test is about happened, for every late add: 404, moved back.
+      expect(late.length).toBeGreaterThanOrEqual(10);
+      for (const r of late) {
+        expect(r.outcome).toMatchObject({ status: 404, errorCode: "CounteragentGroup.NotFound" });
+        expect((await stored(r.id, RACE_BOX))?.counteragentGroupId).toBe(DEFAULT);
+      }
+      for (const [i, o] of outcomes.entries()) {
+        if (racers[i]?.group === keep) expectOk(o);
+        else if (!o.ok) {
+          expect(o).toMatchObject({ status: 404, errorCode: "CounteragentGroup.NotFound" });
+        }
+      }
+      await expectEveryMemberInAnExistingGroup();
+      expect(await getGroup("in-memory", doomed, { boxId: RACE_BOX })).toMatchObject({
+        status: 404,
+      });
+      const inKeep = (await membersOf(keep, RACE_BOX)).total;
+      expect(inKeep).toBe(racers.filter((r) => r.group === keep).length);
+      expect((await membersOf(DEFAULT, RACE_BOX)).total).toBe(RACERS.length - inKeep);
+    }
+  });
+});
