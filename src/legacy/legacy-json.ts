@@ -60,11 +60,15 @@ const isObject = (value: JsonValue | undefined): value is JsonObject =>
 /** The fields of a message that hold string-bools, directly or deeper; worked out once per schema. */
 const plans = new WeakMap<DescMessage, readonly DescField[]>();
 
-function planOf(schema: DescMessage, seen = new Set<DescMessage>()): readonly DescField[] {
+/**
+ * A message still being worked out (a recursive one: `Tree.Child` is a
+ * `Tree`) is walked as if it held string-bools: its plan is not known yet,
+ * and walking a field that holds none changes nothing.
+ */
+function planOf(schema: DescMessage, inProgress = new Set<DescMessage>()): readonly DescField[] {
   const known = plans.get(schema);
   if (known) return known;
-  if (seen.has(schema)) return [];
-  seen.add(schema);
+  inProgress.add(schema);
   const fields = schema.fields.filter((field) => {
     if (isStringBool(field)) return true;
     const nested =
@@ -73,8 +77,11 @@ function planOf(schema: DescMessage, seen = new Set<DescMessage>()): readonly De
       (field.fieldKind === "map" && field.mapKind === "message")
         ? field.message
         : undefined;
-    return nested !== undefined && planOf(nested, seen).length > 0;
+    return (
+      nested !== undefined && (inProgress.has(nested) || planOf(nested, inProgress).length > 0)
+    );
   });
+  inProgress.delete(schema);
   plans.set(schema, fields);
   return fields;
 }
