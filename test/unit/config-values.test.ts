@@ -1,0 +1,271 @@
+/**
+ * loadConfig, variable by variable: the defaults, the limits of each range
+ * (the last good value and the first bad one), trimming, and the exact
+ * message a bad value gets. Complements config.test.ts (timeouts, NODE_ENV,
+ * observability and Bearer as features).
+ */
+import { chmodSync, mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { ConfigError, loadConfig } from "../../src/config";
+
+const problemsOf = (env: Record<string, string>): readonly string[] => {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  return [];
+};
+
+describe("the error", () => {
+  it("lists every problem, one a line, in one message", () => {
+    let error: unknown;
+    try {
+      loadConfig({ PORT: "x", LOG_LEVEL: "loud" });
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).name).toBe("ConfigError");
+    expect((error as ConfigError).message).toBe(
+      'invalid configuration:\n  - PORT must be an integer from 0 to 65535 (got "x")\n  - LOG_LEVEL must be one of debug, info, warn, error, silent',
+    );
+  });
+});
+
+describe("PORT, HOST", () => {
+  it("defaults: 8080 on 127.0.0.1", () => {
+    expect([loadConfig({}).port, loadConfig({}).host]).toEqual([8080, "127.0.0.1"]);
+  });
+  it("values are trimmed; blank is unset", () => {
+    expect(loadConfig({ PORT: " 81 ", HOST: " 0.0.0.0 " })).toMatchObject({
+      port: 81,
+      host: "0.0.0.0",
+    });
+    expect(loadConfig({ PORT: "  ", HOST: "" })).toMatchObject({ port: 8080, host: "127.0.0.1" });
+  });
+  it("0 to 65535, digits only", () => {
+    expect(loadConfig({ PORT: "0" }).port).toBe(0);
+    expect(loadConfig({ PORT: "65535" }).port).toBe(65535);
+    for (const bad of ["65536", "-1", "8080x", "x8080", "80.0", "1e3"]) {
+      expect(problemsOf({ PORT: bad })).toEqual([
+        `PORT must be an integer from 0 to 65535 (got "${bad}")`,
+      ]);
+    }
+  });
+});
+
+describe("the database", () => {
+  it("MONGODB_URI: unset by default (the embedded engine); a mongodb or mongodb+srv URL", () => {
+    expect(loadConfig({}).mongodbUri).toBeUndefined();
+    expect(loadConfig({ MONGODB_URI: "mongodb://db:27017" }).mongodbUri).toBe("mongodb://db:27017");
+    expect(loadConfig({ MONGODB_URI: "mongodb+srv://c.example" }).mongodbUri).toBe(
+      "mongodb+srv://c.example",
+    );
+    for (const bad of [
+      "http://db",
+      "mongodb://",
+      "x mongodb://db",
+      "mongodb://db x",
+      "mongodb:/db",
+    ]) {
+      expect(problemsOf({ MONGODB_URI: bad }), bad).toEqual([
+        "MONGODB_URI must be a mongodb:// or mongodb+srv:// connection string",
+      ]);
+    }
+  });
+  it("MONGODB_DB: docflow by default; 1 to 63 letters, digits, '_' or '-'", () => {
+    expect(loadConfig({}).mongodbDatabase).toBe("docflow");
+    expect(loadConfig({ MONGODB_DB: "a".repeat(63) }).mongodbDatabase).toBe("a".repeat(63));
+    expect(loadConfig({ MONGODB_DB: "A_b-9" }).mongodbDatabase).toBe("A_b-9");
+    for (const bad of ["a".repeat(64), "a.b", "a b", "é", "x/"]) {
+      expect(problemsOf({ MONGODB_DB: bad }), bad).toEqual([
+        "MONGODB_DB must be 1 to 63 letters, digits, '_' or '-'",
+      ]);
+    }
+  });
+  it("SEED_FILE: a file that exists", () => {
+    const dir = mkdtempSync(join(tmpdir(), "seed-config-"));
+    const file = join(dir, "f.json");
+    writeFileSync(file, "{}");
+    expect(loadConfig({ SEED_FILE: file }).seedFile).toBe(file);
+    expect(loadConfig({}).seedFile).toBeUndefined();
+    expect(problemsOf({ SEED_FILE: join(dir, "nope.json") })).toEqual([
+      `SEED_FILE names a file that does not exist: ${join(dir, "nope.json")}`,
+    ]);
+  });
+});
+
+describe("LOG_LEVEL", () => {
+  it("info by default; each level taken", () => {
+    expect(loadConfig({}).logLevel).toBe("info");
+    for (const level of ["silent", "error", "warn", "info", "debug"]) {
+      expect(loadConfig({ LOG_LEVEL: level }).logLevel).toBe(level);
+    }
+    expect(problemsOf({ LOG_LEVEL: "INFO" })).toEqual([
+      "LOG_LEVEL must be one of debug, info, warn, error, silent",
+    ]);
+  });
+});
+
+describe("timeouts: limits", () => {
+  it("a headers timeout equal to the request timeout is accepted", () => {
+    expect(
+      loadConfig({ HEADERS_TIMEOUT_MS: "5000", REQUEST_TIMEOUT_MS: "5000" }).timeouts,
+    ).toMatchObject({
+      headersMs: 5000,
+      requestMs: 5000,
+    });
+  });
+  it("the top of a range is accepted, one more refused", () => {
+    expect(loadConfig({ HEALTH_TIMEOUT_MS: "60000" }).timeouts.healthMs).toBe(60_000);
+    expect(problemsOf({ HEALTH_TIMEOUT_MS: "60001" })).toEqual([
+      'HEALTH_TIMEOUT_MS must be an integer from 1 to 60000 (got "60001")',
+    ]);
+  });
+});
+
+describe("CORS_ALLOWED_ORIGINS", () => {
+  it("none by default; a comma list of origins or *, trimmed, empty items dropped", () => {
+    expect(loadConfig({}).corsAllowedOrigins).toEqual([]);
+    expect(
+      loadConfig({ CORS_ALLOWED_ORIGINS: " https://a.example , http://b.example:8080,,*" })
+        .corsAllowedOrigins,
+    ).toEqual(["https://a.example", "http://b.example:8080", "*"]);
+  });
+  it.each([
+    "https://a.example/",
+    "https://a.example/path",
+    "a.example",
+    "ftp://a.example",
+    "https://a.example?x",
+    "https://a.example#x",
+    "https://",
+  ])("%s is not an origin", (origin) => {
+    expect(problemsOf({ CORS_ALLOWED_ORIGINS: origin })).toEqual([
+      `CORS_ALLOWED_ORIGINS: "${origin}" is not an origin (scheme://host[:port]) or *`,
+    ]);
+  });
+  it("a long bad origin is shown cut to 80 characters", () => {
+    const long = `https://${"a".repeat(100)}/`;
+    expect(problemsOf({ CORS_ALLOWED_ORIGINS: long })).toEqual([
+      `CORS_ALLOWED_ORIGINS: "${long.slice(0, 80)}" is not an origin (scheme://host[:port]) or *`,
+    ]);
+  });
+});
+
+describe("the credentials cache", () => {
+  it("5 s and 10,000 entries by default; seconds become milliseconds; 0 turns it off", () => {
+    expect(loadConfig({})).toMatchObject({ authCacheTtlMs: 5_000, authCacheMaxEntries: 10_000 });
+    expect(loadConfig({ AUTH_CACHE_TTL_S: "300", AUTH_CACHE_MAX_ENTRIES: "1" })).toMatchObject({
+      authCacheTtlMs: 300_000,
+      authCacheMaxEntries: 1,
+    });
+    expect(loadConfig({ AUTH_CACHE_TTL_S: "0" }).authCacheTtlMs).toBe(0);
+    expect(problemsOf({ AUTH_CACHE_TTL_S: "301", AUTH_CACHE_MAX_ENTRIES: "0" })).toEqual([
+      'AUTH_CACHE_TTL_S must be an integer from 0 to 300 (got "301")',
+      'AUTH_CACHE_MAX_ENTRIES must be an integer from 1 to 10000000 (got "0")',
+    ]);
+  });
+});
+
+describe("Bearer: every value as given, every problem's words", () => {
+  const base = {
+    BEARER_ISSUER: "https://idp.example/realms/x",
+    BEARER_AUDIENCE: "docflow-api",
+    BEARER_JWKS_URL: "https://idp.example/jwks",
+  };
+  it("each optional variable set while Bearer is off is named", () => {
+    const env = {
+      BEARER_USER_CLAIM: "uid",
+      BEARER_ALGORITHMS: "RS256",
+      BEARER_CLOCK_SKEW_S: "5",
+      BEARER_REQUIRED_SCOPE: "s",
+      BEARER_ALLOWED_CLIENT_IDS: "a",
+      BEARER_JWKS_COOLDOWN_MS: "1",
+    };
+    expect(problemsOf(env)).toEqual(
+      Object.keys(env).map(
+        (name) =>
+          `${name} is set but Bearer tokens are off: set BEARER_ISSUER, BEARER_AUDIENCE and BEARER_JWKS_URL or BEARER_JWKS_FILE`,
+      ),
+    );
+  });
+  it("the required variables, each named once", () => {
+    expect(problemsOf({ BEARER_JWKS_URL: base.BEARER_JWKS_URL })).toEqual([
+      "BEARER_ISSUER is required when Bearer tokens are configured",
+      "BEARER_AUDIENCE is required when Bearer tokens are configured",
+    ]);
+    expect(problemsOf({ BEARER_ISSUER: "i", BEARER_AUDIENCE: "a" })).toEqual([
+      "BEARER_JWKS_URL or BEARER_JWKS_FILE is required when Bearer tokens are configured",
+    ]);
+  });
+  it("every value given is kept, trimmed; the lists split on commas", () => {
+    expect(
+      loadConfig({
+        ...base,
+        BEARER_USER_CLAIM: " uid ",
+        BEARER_ALGORITHMS: " ES256 , PS256 ,",
+        BEARER_CLOCK_SKEW_S: "120",
+        BEARER_REQUIRED_SCOPE: " docflow ",
+        BEARER_ALLOWED_CLIENT_IDS: " app , ,other ",
+        BEARER_JWKS_COOLDOWN_MS: "3600000",
+      }).bearer,
+    ).toEqual({
+      issuer: base.BEARER_ISSUER,
+      audience: "docflow-api",
+      jwksUrl: base.BEARER_JWKS_URL,
+      jwks: undefined,
+      userClaim: "uid",
+      algorithms: ["ES256", "PS256"],
+      clockSkewS: 120,
+      requiredScope: "docflow",
+      allowedClientIds: ["app", "other"],
+      jwksCooldownMs: 3_600_000,
+    });
+  });
+  it("an empty list of clients means any client", () => {
+    expect(
+      loadConfig({ ...base, BEARER_ALLOWED_CLIENT_IDS: " , " }).bearer?.allowedClientIds,
+    ).toBeUndefined();
+  });
+  it("the words of each refusal", () => {
+    expect(problemsOf({ ...base, BEARER_JWKS_URL: "idp.example/jwks" })).toEqual([
+      "BEARER_JWKS_URL must be an http:// or https:// URL",
+    ]);
+    expect(problemsOf({ ...base, BEARER_JWKS_URL: "http://idp.example/ jwks" })).toEqual([
+      "BEARER_JWKS_URL must be an http:// or https:// URL",
+    ]);
+    expect(loadConfig({ ...base, BEARER_JWKS_URL: "http://idp.test/jwks" }).bearer?.jwksUrl).toBe(
+      "http://idp.test/jwks",
+    );
+    expect(problemsOf({ ...base, BEARER_JWKS_FILE: "/x.json" })).toEqual([
+      "BEARER_JWKS_URL and BEARER_JWKS_FILE: set exactly one, not both",
+      "BEARER_JWKS_FILE cannot be read: /x.json",
+    ]);
+    expect(problemsOf({ ...base, BEARER_ALGORITHMS: "," })).toEqual([
+      "BEARER_ALGORITHMS names no algorithm",
+    ]);
+    expect(problemsOf({ ...base, BEARER_ALGORITHMS: `RS256,${"H".repeat(30)}` })).toEqual([
+      `BEARER_ALGORITHMS: "${"H".repeat(20)}" is not accepted (symmetric algorithms and none are refused; use RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, EdDSA, Ed25519)`,
+    ]);
+    expect(problemsOf({ ...base, BEARER_JWKS_COOLDOWN_MS: "3600001" })).toEqual([
+      'BEARER_JWKS_COOLDOWN_MS must be an integer from 0 to 3600000 (got "3600001")',
+    ]);
+  });
+  it("an unreadable JWKS file is named, and nothing else is said of it", () => {
+    const dir = mkdtempSync(join(tmpdir(), "jwks-config-"));
+    const file = join(dir, "locked.json");
+    writeFileSync(file, "{}");
+    chmodSync(file, 0o000);
+    const { BEARER_JWKS_URL: _, ...noUrl } = base;
+    const problems = problemsOf({ ...noUrl, BEARER_JWKS_FILE: join(dir, "missing.json") });
+    expect(problems).toEqual([`BEARER_JWKS_FILE cannot be read: ${join(dir, "missing.json")}`]);
+  });
+  it("any problem in Bearer's variables leaves Bearer unconfigured, never half-configured", () => {
+    expect(problemsOf({ ...base, BEARER_CLOCK_SKEW_S: "x" })).toHaveLength(1);
+  });
+});
