@@ -2,7 +2,7 @@
 import type { BearerAuthenticator } from "./auth/bearer-verifier";
 import type { CounteragentGroupDeps, CounteragentGroupHooks } from "./domain/counteragent-groups";
 import type { CounteragentDeps } from "./domain/counteragents";
-import type { DeletionMarkDeps } from "./domain/deletion-marks";
+import type { DeletionMarkDeps, DeletionMarkHooks } from "./domain/deletion-marks";
 import type {
   Clock,
   CounteragentMembershipStore,
@@ -38,6 +38,8 @@ export interface DepsOptions {
   readonly now?: Clock;
   /** Test hooks of the counteragent-group operations; none in production. */
   readonly groupHooks?: CounteragentGroupHooks;
+  /** Test hooks of Delete and Restore; none in production. */
+  readonly markHooks?: DeletionMarkHooks;
   /** Bearer tokens; none unless configured. */
   readonly bearer?: BearerAuthenticator;
 }
@@ -66,6 +68,7 @@ export function createDeps(database: Database, log: Logger, options: DepsOptions
     counteragents: guardStore(createCounteragentStore(db)),
     counteragentGroups: guardStore(createCounteragentGroupStore(db)),
     groupHooks: options.groupHooks,
+    markHooks: options.markHooks,
     bearer: options.bearer,
     now: options.now ?? (() => new Date()),
     log,

@@ -14,8 +14,15 @@ import type { Caller, DeletionMarks, DocflowDocument, DocflowMessage, MarkChange
 import type { MessageStore } from "./ports";
 import { optionalId, requireId } from "./validate";
 
+/** Points where tests can widen a race window; none in production. */
+export interface DeletionMarkHooks {
+  /** Delete and Restore: after the message is read and the change decided, before it is written. */
+  readonly beforeSave?: (ref: { boxId: string; messageId: string }) => Promise<void>;
+}
+
 export interface DeletionMarkDeps extends BoxAccessDeps {
   readonly messages: MessageStore;
+  readonly markHooks?: DeletionMarkHooks | undefined;
 }
 
 export interface MarkRequest {
@@ -151,6 +158,7 @@ async function changeMarks(
     if (next.changed.some((d) => !reaches(d.departmentId))) {
       throw documentOutOfReach();
     }
+    await deps.markHooks?.beforeSave?.({ boxId, messageId });
     if (
       await deps.messages.saveMarks(
         boxId,

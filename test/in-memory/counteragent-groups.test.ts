@@ -5,6 +5,7 @@
  * (test/server/counteragent-groups.test.ts).
  */
 import { beforeEach, describe, expect, it } from "vitest";
+import type { CounteragentMove } from "../../src/domain/counteragent-groups";
 import { loadFixture } from "../../src/fixtures/load";
 import {
   ACCOUNTING,
@@ -23,6 +24,7 @@ import {
   OTHER_BOX,
   PARTNER_IDS,
   PARTNERS,
+  RACE_BOX,
   SALES,
   SUPPLIERS,
   shape,
@@ -32,14 +34,20 @@ import { HEAD } from "../support/fixture";
 import { useInMemory } from "../support/harness";
 import { expectOk, type Protocol } from "../support/protocols";
 
-const h = useInMemory(fixture);
+/** What a test runs between an add's group check and its write. */
+let beforeMove: ((move: CounteragentMove) => Promise<void>) | undefined;
+const h = useInMemory(fixture, {
+  groupHooks: { beforeMove: (move) => beforeMove?.(move) ?? Promise.resolve() },
+});
 /** Every test starts from the fixture: groups and memberships exactly as listed there. */
 beforeEach(async () => {
+  beforeMove = undefined;
   await h.db.collection("counteragentGroups").deleteMany({});
   await h.db.collection("counteragents").deleteMany({});
   await loadFixture(h.db, fixture());
 });
 const {
+  expectEveryMemberInAnExistingGroup,
   createGroup,
   updateGroup,
   deleteGroup,
@@ -442,5 +450,198 @@ describe.each(["in-memory"] satisfies Protocol[])("over %s", (p) => {
         status: 403,
       });
     });
+  });
+});
+
+describe("an add racing a Delete of its group (SPEC §6.4: no member left in a group that is gone)", () => {
+  it("an add that checked the group before a Delete and writes after it: moved back to the default group, 404", async () => {
+    const group = expectOk(
+      await createGroup("in-memory", "Doomed", undefined, { boxId: RACE_BOX }),
+    ).CounteragentGroupId;
+    beforeMove = async () => {
+      // The add has seen the group; the whole Delete runs before its write.
+      expectOk(await deleteGroup("in-memory", group, { boxId: RACE_BOX }));
+    };
+    const add = await addToGroup("in-memory", "r-07", group, { boxId: RACE_BOX });
+    expect(add).toMatchObject({ ok: false, status: 404, errorCode: "CounteragentGroup.NotFound" });
+    expect((await stored("r-07", RACE_BOX))?.counteragentGroupId).toBe(DEFAULT);
+    await expectEveryMemberInAnExistingGroup();
+  });
+
+  it("an add whose second look finds the group being deleted: moved back, 404; a Delete then finishes", async () => {
+    const group = expectOk(
+      await createGroup("in-memory", "Doomed", undefined, { boxId: RACE_BOX }),
+    ).CounteragentGroupId;
+    beforeMove = async () => {
+      // A Delete marks the group and stops there (a crash between mark and removal).
+      await h.db
+        .collection("counteragentGroups")
+        .updateOne(
+          { boxId: RACE_BOX, counteragentGroupId: group },
+          { $set: { deletingSince: new Date() } },
+        );
+    };
+    expect(await addToGroup("in-memory", "r-08", group, { boxId: RACE_BOX })).toMatchObject({
+      ok: false,
+      status: 404,
+    });
+    expect((await stored("r-08", RACE_BOX))?.counteragentGroupId).toBe(DEFAULT);
+    beforeMove = undefined;
+    expectOk(await deleteGroup("in-memory", group, { boxId: RACE_BOX }));
+    expect(await storedGroups(RACE_BOX)).toHaveLength(0);
+  });
+
+  it("an add that loses its write every time: 409 Counteragent.ConcurrentChange after 100 tries, the counteragent where the other writer put it", async () => {
+    let interruptions = 0;
+    beforeMove = async (move) => {
+      interruptions++;
+      // Another writer moves it first, each time.
+      await h.db
+        .collection("counteragents")
+        .updateOne(
+          { boxId: move.boxId, counteragentBoxId: move.counteragentBoxId },
+          { $set: { counteragentGroupId: interruptions % 2 ? ARCHIVE : SUPPLIERS } },
+        );
+    };
+    expect(await addToGroup("in-memory", "d-01", PARTNERS)).toEqual({
+      ok: false,
+      status: 409,
+      errorCode: "Counteragent.ConcurrentChange",
+      message: "the counteragent is being changed by other calls; try again",
+    });
+    expect(interruptions).toBe(100);
+    expect((await stored("d-01"))?.counteragentGroupId).toBe(SUPPLIERS);
+  });
+
+  it("an add into a group that does not exist leaves the counteragent where it was", async () => {
+    expect(await addToGroup("in-memory", "p-01", "g-nope")).toMatchObject({
+      status: 404,
+      errorCode: "CounteragentGroup.NotFound",
+    });
+    expect((await stored("p-01"))?.counteragentGroupId).toBe(PARTNERS);
+  });
+});
+
+describe("the words of each refusal", () => {
+  it.each([
+    [
+      "an unknown group",
+      () => getGroup("in-memory", "g-nope"),
+      404,
+      "CounteragentGroup.NotFound",
+      'the box has no counteragent group "g-nope"',
+    ],
+    [
+      "an unknown counteragent",
+      () => addToGroup("in-memory", "c-nope", PARTNERS),
+      404,
+      "Counteragent.NotFound",
+      'the box has no counteragent "c-nope"',
+    ],
+    [
+      "a counteragent that is not ours",
+      () => addToGroup("in-memory", "d-07", PARTNERS),
+      409,
+      "Counteragent.NotMyCounteragent",
+      "the counteragent's status is InvitesMe, not IsMyCounteragent",
+    ],
+    [
+      "the default group changed",
+      () => updateGroup("in-memory", DEFAULT, { name: "x" }),
+      400,
+      "CounteragentGroup.DefaultGroup",
+      "the default group cannot be changed",
+    ],
+    [
+      "the default group deleted",
+      () => deleteGroup("in-memory", DEFAULT),
+      400,
+      "CounteragentGroup.DefaultGroup",
+      "the default group cannot be deleted",
+    ],
+    [
+      "an unknown department",
+      () => createGroup("in-memory", "X", ["d-nope"]),
+      400,
+      "CounteragentGroup.UnknownDepartment",
+      'the box has no department "d-nope"',
+    ],
+    [
+      "AnyDepartment true with departments",
+      () => updateGroup("in-memory", PARTNERS, { anyDepartment: true, departmentIds: [SALES] }),
+      400,
+      "CounteragentGroup.InvalidDepartments",
+      "AnyDepartment is true: Departments must not list departments",
+    ],
+    [
+      "AnyDepartment false with none",
+      () => updateGroup("in-memory", PARTNERS, { anyDepartment: false }),
+      400,
+      "CounteragentGroup.InvalidDepartments",
+      "AnyDepartment is false: Departments must list at least one department",
+    ],
+    [
+      "a caller without the rights",
+      () => getGroup("in-memory", PARTNERS, { user: "adminOnly" }),
+      403,
+      "Http.Forbidden",
+      "only an administrator of the box with CanManageCounteragents may manage counteragent groups",
+    ],
+    [
+      "a page of 0",
+      () => listGroups("in-memory", { page: 0 }),
+      400,
+      "Http.BadRequest",
+      "page must be an integer from 1",
+    ],
+    [
+      "a count of 0",
+      () => listGroups("in-memory", { count: 0 }),
+      400,
+      "Http.BadRequest",
+      "count must be an integer from 1 to 100",
+    ],
+    [
+      "a count of 101",
+      () => listGroups("in-memory", { count: 101 }),
+      400,
+      "Http.BadRequest",
+      "count must be an integer from 1 to 100",
+    ],
+    [
+      "no boxId",
+      () => getGroup("in-memory", PARTNERS, { boxId: "" }),
+      400,
+      "Http.BadRequest",
+      "boxId is required",
+    ],
+    [
+      "no group id",
+      () => getGroup("in-memory", ""),
+      400,
+      "Http.BadRequest",
+      "counteragentGroupId is required",
+    ],
+    [
+      "no counteragent id",
+      () => addToGroup("in-memory", "", PARTNERS),
+      400,
+      "Http.BadRequest",
+      "counteragentBoxId is required",
+    ],
+    [
+      "a blank department id",
+      () => createGroup("in-memory", "X", [" "]),
+      400,
+      "Http.BadRequest",
+      "DepartmentIds is required",
+    ],
+  ] as const)("%s", async (_name, send, status, errorCode, message) => {
+    expect(await send()).toEqual({ ok: false, status, errorCode, message });
+  });
+
+  it("the limits of a page: page 1 and count 1 and 100 are fine", async () => {
+    expect(expectOk(await listGroups("in-memory", { page: 1, count: 1 })).Groups).toHaveLength(1);
+    expect(expectOk(await listGroups("in-memory", { count: 100 })).TotalCount).toBe(3);
   });
 });

@@ -6,13 +6,20 @@
  */
 import { beforeEach, describe, expect, it } from "vitest";
 import { loadFixture } from "../../src/fixtures/load";
-import { BOX, deletionMarks, fixture, KINDS, marks, mid } from "../support/deletion-marks";
+import { A, B, BOX, deletionMarks, fixture, KINDS, marks, mid } from "../support/deletion-marks";
 import { ENDED_BOX } from "../support/fixture";
 import { useInMemory } from "../support/harness";
 import type { Protocol } from "../support/protocols";
 
-const h = useInMemory(fixture);
+/** What runs between a call's decision and its write (a test's race window). */
+let beforeSave: ((ref: { boxId: string; messageId: string }) => Promise<void>) | undefined;
+const h = useInMemory(fixture, {
+  markHooks: { beforeSave: (ref) => beforeSave?.(ref) ?? Promise.resolve() },
+});
 beforeEach(async () => {
+  beforeSave = undefined;
+  // Messages a test added itself go too.
+  await h.db.collection("messages").deleteMany({});
   await loadFixture(h.db, fixture());
 });
 const { op, stored } = deletionMarks(h);
@@ -223,5 +230,171 @@ describe.each(["in-memory"] satisfies Protocol[])("over %s", (protocol) => {
         status: 403,
       });
     });
+  });
+});
+
+describe("the words of each refusal (legacy bodies show them)", () => {
+  it.each([
+    [
+      "an unknown message",
+      "restore",
+      "nope",
+      undefined,
+      404,
+      "Message.NotFound",
+      'the box has no message "nope"',
+    ],
+    [
+      "an unknown document",
+      "delete",
+      "message-live",
+      "d9",
+      404,
+      "Document.NotFound",
+      'the message has no document "d9"',
+    ],
+    [
+      "a message with nothing marked",
+      "restore",
+      "message-live",
+      undefined,
+      409,
+      "Restore.AlreadyRestored",
+      "the message is not deleted",
+    ],
+    [
+      "a document with no mark",
+      "restore",
+      "message-live",
+      "d1",
+      409,
+      "Restore.AlreadyRestored",
+      "the document is not deleted",
+    ],
+    [
+      "a marked message",
+      "delete",
+      "message-deleted",
+      undefined,
+      409,
+      "Delete.AlreadyDeleted",
+      "the message is already deleted",
+    ],
+    [
+      "a marked document",
+      "delete",
+      "message-mixed",
+      "d1",
+      409,
+      "Delete.AlreadyDeleted",
+      "the document is already deleted",
+    ],
+  ] as const)("%s", async (_name, operation, messageId, documentId, status, errorCode, message) => {
+    expect(await op("in-memory", operation, "keeper", messageId, documentId)).toEqual({
+      ok: false,
+      status,
+      errorCode,
+      message,
+    });
+  });
+
+  it("no right, and a document out of reach", async () => {
+    expect(await op("in-memory", "restore", "noRights", "message-deleted")).toEqual({
+      ok: false,
+      status: 403,
+      errorCode: "Http.Forbidden",
+      message: "the employee may not delete or restore documents (CanDeleteRestoreDocuments)",
+    });
+    expect(await op("in-memory", "restore", "inA", "message-deleted")).toEqual({
+      ok: false,
+      status: 403,
+      errorCode: "Document.AccessDenied",
+      message: "a document of the call is out of the employee's reach",
+    });
+  });
+});
+
+describe("reach is needed for the documents a call changes, and only for them", () => {
+  /** A message of the test's own: d1 in B, marked; d2 in A, not. */
+  const half = async (messageMarked = false) => {
+    await h.db.collection("messages").insertOne({
+      boxId: BOX,
+      messageId: "half",
+      kind: "Message",
+      isDeleted: messageMarked,
+      version: 1,
+      documents: [
+        { documentId: "d1", departmentId: B, isDeleted: true },
+        { documentId: "d2", departmentId: A, isDeleted: false },
+      ],
+    });
+  };
+
+  it("Delete of the whole message by someone in A: d1 (in B) is already marked, so only d2 changes: 200", async () => {
+    await half();
+    expect(await op("in-memory", "delete", "inA", "half")).toMatchObject({ ok: true });
+    expect(marks(await stored("half"))).toEqual([true, true, true]);
+  });
+
+  it("Restore of the whole message by someone in A: d1 (in B) would change: 403, nothing changes", async () => {
+    await half(true);
+    expect(await op("in-memory", "restore", "inA", "half")).toMatchObject({ status: 403 });
+    expect(marks(await stored("half"))).toEqual([true, true, false]);
+  });
+
+  it("Restore of one document in reach: that document and the message only", async () => {
+    await h.db.collection("messages").insertOne({
+      boxId: BOX,
+      messageId: "both",
+      kind: "Message",
+      isDeleted: true,
+      version: 1,
+      documents: [
+        { documentId: "d1", departmentId: A, isDeleted: true },
+        { documentId: "d2", departmentId: B, isDeleted: true },
+      ],
+    });
+    expect(await op("in-memory", "restore", "inA", "both", "d1")).toMatchObject({ ok: true });
+    expect(marks(await stored("both"))).toEqual([false, false, true]);
+    // d2 is out of reach: its restore is refused, and it keeps its mark.
+    expect(await op("in-memory", "restore", "inA", "both", "d2")).toMatchObject({ status: 403 });
+    expect(marks(await stored("both"))).toEqual([false, false, true]);
+  });
+});
+
+describe("a lost race is decided again on fresh state", () => {
+  const bump = (ref: { boxId: string; messageId: string }) =>
+    h.db.collection("messages").updateOne(ref, { $inc: { version: 1 } });
+
+  it("another writer changed the message between the read and the write: the call retries and lands once", async () => {
+    let interruptions = 0;
+    beforeSave = async (ref) => {
+      if (interruptions++ === 0) await bump(ref);
+    };
+    const before = await stored("message-deleted");
+    expect(await op("in-memory", "restore", "keeper", "message-deleted")).toMatchObject({
+      ok: true,
+    });
+    expect(interruptions).toBe(2);
+    const after = await stored("message-deleted");
+    expect(marks(after)).toEqual([false, false, false]);
+    // The other writer's change and ours: two versions.
+    expect(after.version - (before.version ?? 0)).toBe(2);
+  });
+
+  it("another writer that changes the message before every write: 409 Message.ConcurrentChange after 100 tries, nothing of ours written", async () => {
+    let interruptions = 0;
+    beforeSave = async (ref) => {
+      interruptions++;
+      await bump(ref);
+    };
+    expect(await op("in-memory", "delete", "keeper", "message-live")).toEqual({
+      ok: false,
+      status: 409,
+      errorCode: "Message.ConcurrentChange",
+      message: "the message is being changed by other calls; try again",
+    });
+    expect(interruptions).toBe(100);
+    expect(marks(await stored("message-live"))).toEqual([false, false, false]);
   });
 });

@@ -4,6 +4,7 @@
  * box, an ended box and a box of racers; the family's calls over any tier.
  */
 import { create, isFieldSet } from "@bufbuild/protobuf";
+import { expect } from "vitest";
 import { CounteragentService } from "../../gen/docflow/api/v1/counteragents_pb";
 import {
   type CounteragentGroup,
@@ -232,7 +233,23 @@ export function groupCalls(h: Served) {
   const groupIdsListed = async (p: Protocol = "in-memory", boxId = BOX) =>
     expectOk(await listGroups(p, {}, { boxId })).Groups.map((g) => g.CounteragentGroupId);
 
+  /** Every counteragent of the race box is in the default group or in a group that exists. */
+  async function expectEveryMemberInAnExistingGroup() {
+    const groups = new Set(
+      (await storedGroups(RACE_BOX)).map((g) => g.counteragentGroupId as string),
+    );
+    const docs = await h.db.collection("counteragents").find({ boxId: RACE_BOX }).toArray();
+    expect(docs).toHaveLength(RACERS.length);
+    for (const doc of docs) {
+      expect(
+        doc.counteragentGroupId === DEFAULT || groups.has(doc.counteragentGroupId),
+        `${doc.counteragentBoxId} is in ${doc.counteragentGroupId}`,
+      ).toBe(true);
+    }
+  }
+
   return {
+    expectEveryMemberInAnExistingGroup,
     createGroup,
     updateGroup,
     deleteGroup,

@@ -110,7 +110,7 @@ export const TEST_CACHE = { ttlMs: 5_000, maxEntries: 10_000 };
 export const TEST_TIMEOUTS: Timeouts = { ...DEFAULT_TIMEOUTS, shutdownMs: 5_000 };
 
 /** What a test may add: test hooks of the domain, a command listener, the server's options, a database. */
-export type HarnessOptions = Pick<DepsOptions, "groupHooks" | "bearer"> &
+export type HarnessOptions = Pick<DepsOptions, "groupHooks" | "markHooks" | "bearer"> &
   Pick<DatabaseOptions, "onCommand"> &
   Partial<HttpServerOptions> & {
     /** A database to serve instead of a fresh one; the harness leaves it running. */
@@ -161,6 +161,7 @@ export async function startServed(
         healthTimeoutMs: timeouts.healthMs,
         cache,
         groupHooks: options.groupHooks,
+        markHooks: options.markHooks,
         bearer: options.bearer,
       },
     );
