@@ -7,7 +7,8 @@
  * share with `Access-Control-Allow-Credentials`.
  */
 import { cors as connectCors } from "@connectrpc/connect";
-import type { NodeRequest, NodeResponse } from "./responder";
+import type { NodeRequest, NodeResponse } from "../wire/http";
+import { addVary } from "../wire/plain";
 
 /** How long a browser may reuse a preflight answer. */
 const MAX_AGE_S = 7_200;
@@ -60,17 +61,4 @@ export function createCorsPolicy(allowed: readonly string[]): CorsPolicy {
       return true;
     },
   };
-}
-
-/** Adds a field name to Vary, keeping what is there (compression adds Accept-Encoding). */
-export function addVary(res: NodeResponse, name: string): void {
-  const current = res.getHeader("vary");
-  const names = new Set(
-    String(current ?? "")
-      .split(",")
-      .map((v) => v.trim())
-      .filter(Boolean),
-  );
-  names.add(name);
-  res.setHeader("vary", [...names].join(", "));
 }

@@ -6,10 +6,15 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { dirname, join } from "node:path";
-import { legacyError } from "../rpc/error-table";
-import { COMPRESS_MIN_BYTES, type ContentCoding, compress, negotiateCoding } from "./compression";
-import { addVary } from "./cors";
-import { type NodeRequest, type NodeResponse, sendError } from "./responder";
+import {
+  COMPRESS_MIN_BYTES,
+  type ContentCoding,
+  compress,
+  negotiateCoding,
+} from "../wire/compression";
+import { legacyError } from "../wire/errors";
+import type { NodeRequest, NodeResponse } from "../wire/http";
+import { addVary, sendError } from "../wire/plain";
 
 const ASSETS: Readonly<Record<string, string>> = {
   "swagger-ui.css": "text/css; charset=utf-8",

@@ -4,8 +4,8 @@
  * nothing; /readyz (and its alias /healthz) says whether to send traffic:
  * MongoDB answers within HEALTH_TIMEOUT_MS and the service is not draining.
  */
-import { legacyError } from "../rpc/error-table";
-import { type NodeRequest, type NodeResponse, sendError, sendJson } from "./responder";
+import type { NodeRequest, NodeResponse } from "../wire/http";
+import { sendJson, sendMethodNotAllowed } from "../wire/plain";
 
 export const HEALTH_PATHS: ReadonlySet<string> = new Set(["/livez", "/readyz", "/healthz"]);
 
@@ -24,7 +24,7 @@ export function createHealthEndpoints(databaseAnswers: () => Promise<boolean>): 
     async handle(req, res, path) {
       req.resume();
       if (req.method !== "GET" && req.method !== "HEAD") {
-        sendError(req, res, legacyError(405, `use GET for ${path}`), { allow: "GET, HEAD" });
+        sendMethodNotAllowed(req, res, ["GET", "HEAD"], path);
         return;
       }
       if (path === "/livez") {

@@ -2,15 +2,16 @@
  * The listener: one TCP port for HTTP/1.1 and cleartext HTTP/2 (told apart
  * by the h2 preface), the limits on slow and idle peers, connection
  * tracking, and draining on shutdown. It knows nothing of paths: every
- * request goes to the handler it is given.
+ * request goes to the handler it is given (the front, which guards it).
  */
 import http from "node:http";
 import http2 from "node:http2";
 import net, { type AddressInfo, type Socket } from "node:net";
 import type { Timeouts } from "../config";
-import type { Logger } from "../log";
-import { legacyError } from "../rpc/error-table";
-import { type NodeRequest, type NodeResponse, rawErrorResponse, sendError } from "./responder";
+import { describeError, type Logger } from "../log";
+import { legacyError } from "../wire/errors";
+import type { NodeRequest, NodeResponse } from "../wire/http";
+import { rawErrorResponse, sendError } from "../wire/plain";
 
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 
@@ -61,6 +62,15 @@ export function createListener(
    * claiming HTTP/0.9, 2.0 or 3.0, and such a request has no h2 stream.
    */
   const onRequest = (h2: boolean) => (req: NodeRequest, res: NodeResponse) => {
+    try {
+      track(h2, req, res);
+    } catch (error) {
+      // The listener's own work failed for this request: it alone is cut off.
+      log.error("request tracking failed", describeError(error));
+      res.destroy();
+    }
+  };
+  const track = (h2: boolean, req: NodeRequest, res: NodeResponse) => {
     if (!h2 && req.httpVersionMajor !== 1) {
       // Only HTTP/1.x travels on the HTTP/1 parser; HTTP/2 starts with its preface.
       closed("unsupported-http-version");

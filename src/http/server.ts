@@ -1,49 +1,35 @@
 /**
- * The front: every request on the port, routed by its exact request target
- * (no URL parsing that could read `//host/Restore` as a host) to an RPC
- * handler, /healthz, the docs, or a legacy path; anything else is a 404.
- * It also writes the access log line. Building it does not listen; that is
- * main.ts's job.
+ * The front: a route table. Every request on the port is matched by its
+ * exact request target (no URL parsing that could read `//host/Restore` as a
+ * host) to one route: an RPC method (the classifier picks its protocol
+ * adapter), /healthz and its kin, /metrics, the docs, a legacy path; or to
+ * the fallback, which answers gRPC's UNIMPLEMENTED to the gRPC family and 404
+ * to everything else. What every request gets (request id, access log,
+ * observation, the guard) is src/http/front.ts. Building it does not listen;
+ * that is main.ts's job.
  */
-
-import { randomUUID } from "node:crypto";
 import type { AddressInfo } from "node:net";
-import { Code, createContextValues } from "@connectrpc/connect";
-import type { UniversalHandler } from "@connectrpc/connect/protocol";
-import {
-  universalRequestFromNodeRequest,
-  universalResponseToNodeResponse,
-} from "@connectrpc/connect-node";
+import type { Registry } from "@bufbuild/protobuf";
+import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
 import { protoComments } from "../../gen/proto-comments";
 import type { Timeouts } from "../config";
 import type { Deps } from "../deps";
-import { isBearer } from "../domain/bearer";
-import { createLegacyBridge } from "../legacy/bridge";
+import { createLegacyBridge, type LegacyBridge } from "../legacy/bridge";
 import { buildOpenApi } from "../legacy/openapi";
-import { describeError } from "../log";
-import { createObserver, type Observer } from "../observability/observer";
-import { callOutcomeKey, UNKNOWN_RPC_METHOD } from "../observability/outcome";
-import { createConnectUnary } from "../rpc/connect-unary";
-import {
-  type AuthorizationLines,
-  authorizationLinesKey,
-  requestIdKey,
-  shutdownKey,
-} from "../rpc/context";
-import { INTERNAL_MESSAGE, legacyError } from "../rpc/error-table";
-import { createGrpcUnary } from "../rpc/grpc-unary";
-import { createPipeline } from "../rpc/router";
-import { encodeGrpcMessage } from "../rpc/undecodable";
+import { createObserver, type Observer, UNKNOWN_RPC_METHOD } from "../observability/observer";
+import { createCodecs, type ServeOptions, serveRpc } from "../protocols/adapter";
+import { classify, grpcFamily } from "../protocols/classify";
+import { SHUTDOWN } from "../rpc/call";
+import { createPipeline, type MethodRoute, type Pipeline } from "../rpc/pipeline";
 import { SERVICE_VERSION } from "../version";
-import { createCorsPolicy } from "./cors";
+import { legacyError } from "../wire/errors";
+import type { NodeRequest, NodeResponse } from "../wire/http";
+import { sendError, sendMethodNotAllowed } from "../wire/plain";
+import { type CorsPolicy, createCorsPolicy } from "./cors";
 import { createDocsRoutes } from "./docs";
+import { beginRequest, type FrontRequest, guarded, MAX_SHOWN_PATH } from "./front";
 import { createHealthEndpoints, HEALTH_PATHS } from "./health";
 import { createListener } from "./listener";
-import { type NodeRequest, type NodeResponse, sendError } from "./responder";
-
-const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
-/** Longest part of an unknown path that is echoed or logged. */
-const MAX_SHOWN_PATH = 200;
 
 export interface HttpServer {
   listen(port: number, host: string): Promise<AddressInfo>;
@@ -61,12 +47,19 @@ export interface HttpServerOptions {
   readonly corsAllowedOrigins: readonly string[];
   /** Metrics and traces of every request (src/observability); none when absent. */
   readonly observer?: Observer;
-  /**
-   * gRPC unary calls on HTTP/2 and binary Connect unary calls take the short
-   * paths (src/rpc/grpc-unary.ts, connect-unary.ts); false sends every call
-   * through connect-es's handlers (tests compare the two).
-   */
-  readonly shortPaths?: boolean;
+  /** What is served (default: the service's routes()); the conformance program serves its own. */
+  readonly routes?: (router: ConnectRouter) => ConnectRouter;
+  /** Services callable without credentials (default: health and reflection). */
+  readonly publicServices?: ReadonlySet<string>;
+  /** Resolves google.protobuf.Any in JSON messages (the conformance service's). */
+  readonly jsonRegistry?: Registry;
+}
+
+/** One entry of the route table: what it serves, and how. */
+interface Route {
+  /** The declared route (for logs and metrics), when this entry serves `front.path`. */
+  match(front: FrontRequest): string | undefined;
+  serve(req: NodeRequest, res: NodeResponse, front: FrontRequest): Promise<void> | void;
 }
 
 export function createHttpServer(
@@ -74,146 +67,54 @@ export function createHttpServer(
   timeouts: Timeouts,
   options: HttpServerOptions = { corsAllowedOrigins: [] },
 ): HttpServer {
-  const cors = createCorsPolicy(options.corsAllowedOrigins);
-  const pipeline = createPipeline(deps, { callDeadlineMs: timeouts.callDeadlineMs });
-  // connectNodeAdapter does this same lookup; we do it here because the legacy
-  // bridge, health and docs share the port and must see the raw target too, and
-  // because every handler is wrapped (undecodable.ts) and gets per-request values.
-  const rpcPaths = new Map<string, UniversalHandler>(
-    pipeline.handlers.map((h) => [h.requestPath, h]),
-  );
+  const shutdown = new AbortController();
+  const pipeline = createPipeline(deps, {
+    callDeadlineMs: timeouts.callDeadlineMs,
+    routes: options.routes,
+    publicServices: options.publicServices,
+  });
+  const serving: ServeOptions = {
+    pipeline,
+    codecs: createCodecs(options.jsonRegistry),
+    shutdownSignal: shutdown.signal,
+  };
   const bridge = createLegacyBridge(pipeline);
-  const grpcUnary = createGrpcUnary(pipeline);
-  const connectUnary = createConnectUnary(pipeline);
-  const shortPath = options.shortPaths ?? true;
+  const cors = createCorsPolicy(options.corsAllowedOrigins);
+  const observer = options.observer ?? createObserver(undefined, undefined);
+  const health = createHealthEndpoints(deps.healthy);
   const docs = createDocsRoutes(
     buildOpenApi(bridge.routes, { version: SERVICE_VERSION, comments: protoComments }),
   );
-  const health = createHealthEndpoints(deps.healthy);
-  const shutdown = new AbortController();
-  const observer = options.observer ?? createObserver(undefined, undefined);
 
-  const onRequest = (req: NodeRequest, res: NodeResponse) => {
-    const started = process.hrtime.bigint();
-    const target = req.url ?? "/";
-    const q = target.indexOf("?");
-    const path = q < 0 ? target : target.slice(0, q);
-    const query = q < 0 ? "" : target.slice(q + 1);
-    // A caller's X-Request-Id (if sane) or a fresh one: echoed back and logged, to tie the two together.
-    const given = req.headers["x-request-id"];
-    const requestId = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
-    res.setHeader("x-request-id", requestId);
-    const observed = observer.begin(req, res, path);
-    let route: string | undefined;
-    let protocol = "http";
-    res.once("close", () => {
-      // A response that never finished was cut short by the client (nginx's 499).
-      const status = res.writableFinished ? res.statusCode : 499;
-      const durationNs = process.hrtime.bigint() - started;
-      observed.route = route;
-      observed.end(status, Number(durationNs) / 1e9);
-      deps.log.info("request", {
-        requestId,
-        ...observed.logFields,
-        method: req.method,
-        path: path.slice(0, MAX_SHOWN_PATH),
-        route,
-        protocol,
-        httpVersion: req.httpVersion,
-        status,
-        durationMs: Number(durationNs / 1000n) / 1000,
-      });
-    });
+  const table: readonly Route[] = [
+    rpcRoute(pipeline, serving, cors),
+    {
+      match: (front) => (HEALTH_PATHS.has(front.path) ? front.path : undefined),
+      serve: (req, res, front) => health.handle(req, res, front.path),
+    },
+    {
+      match: (front) => (observer.metricsRoute(front.path) ? front.path : undefined),
+      serve: (req, res, front) => observer.metricsRoute(front.path)?.handle(req, res),
+    },
+    {
+      match: (front) => docs.route(front.path),
+      serve: (req, res, front) => docs.handle(req, res, front.path),
+    },
+    legacyRoute(bridge, cors),
+  ];
 
-    const dispatch = async () => {
-      const rpc = rpcPaths.get(path);
-      if (rpc) {
-        route = path;
-        protocol = rpcProtocol(req.headers["content-type"]);
-        if (cors.handle(req, res)) return;
-        observed.rpc(protocol === "connect" ? "connectrpc" : "grpc", path.slice(1));
-        if (!rpc.allowedMethods.includes(req.method ?? "")) {
-          sendError(req, res, legacyError(405, `use ${rpc.allowedMethods.join(" or ")}`), {
-            allow: rpc.allowedMethods.join(", "),
-          });
-          return;
-        }
-        const values = createContextValues()
-          .set(shutdownKey, shutdown.signal)
-          .set(requestIdKey, requestId)
-          .set(authorizationLinesKey, countAuthorizationLines(req.rawHeaders))
-          .set(callOutcomeKey, observed.outcome);
-        const toRouter = async (body?: AsyncIterable<Uint8Array>) => {
-          const uReq = universalRequestFromNodeRequest(req, res, undefined, values);
-          const uRes = await rpc(body ? { ...uReq, body } : uReq);
-          await universalResponseToNodeResponse(observed.watch(uRes, protocol === "grpc-web"), res);
-        };
-        const grpcCall = protocol === "grpc" && shortPath ? grpcUnary.accepts(req, rpc) : undefined;
-        const connectCall =
-          protocol === "connect" && shortPath ? connectUnary.accepts(req, rpc) : undefined;
-        await (grpcCall
-          ? grpcUnary.serve(req, res, grpcCall, values, toRouter)
-          : connectCall
-            ? connectUnary.serve(req, res, connectCall, values, toRouter)
-            : toRouter());
+  const onRequest = guarded(deps.log, async (req, res) => {
+    const front = beginRequest(req, res, observer, deps.log);
+    for (const route of table) {
+      const declared = route.match(front);
+      if (declared !== undefined) {
+        front.route = declared;
+        await front.observed.run(() => route.serve(req, res, front));
         return;
       }
-      if (HEALTH_PATHS.has(path)) {
-        route = path;
-        await health.handle(req, res, path);
-        return;
-      }
-      const metrics = observer.metricsRoute(path);
-      if (metrics) {
-        route = path;
-        await metrics.handle(req, res);
-        return;
-      }
-      const docsRoute = docs.route(path);
-      if (docsRoute) {
-        route = docsRoute;
-        await docs.handle(req, res, path);
-        return;
-      }
-      const candidates = bridge.match(path);
-      if (candidates) {
-        route = candidates[0]?.path;
-        protocol = "legacy";
-        if (cors.handle(req, res)) return;
-        // The pipeline's outermost interceptor names the method the verb chose.
-        observed.rpc("docflow_legacy", UNKNOWN_RPC_METHOD);
-        const values = createContextValues()
-          .set(shutdownKey, shutdown.signal)
-          .set(requestIdKey, requestId)
-          .set(authorizationLinesKey, countAuthorizationLines(req.rawHeaders))
-          .set(callOutcomeKey, observed.outcome);
-        await bridge.handle(req, res, candidates, query, values);
-        return;
-      }
-      if (isGrpc(req.headers["content-type"])) {
-        protocol = rpcProtocol(req.headers["content-type"]);
-        observed.rpc("grpc", UNKNOWN_RPC_METHOD);
-        observed.outcome.code = Code.Unimplemented;
-        unimplemented(req, res, path);
-        return;
-      }
-      sendError(req, res, legacyError(404, `no such path: ${path.slice(0, MAX_SHOWN_PATH)}`));
-    };
-
-    observed.run(dispatch).catch((error: unknown) => {
-      if (res.destroyed || req.destroyed) {
-        // The client went away mid-answer: the access log line says 499; nothing failed here.
-        return;
-      }
-      deps.log.error("request failed", {
-        requestId,
-        ...observed.logFields,
-        path: path.slice(0, MAX_SHOWN_PATH),
-        ...describeError(error),
-      });
-      sendError(req, res, legacyError(500, INTERNAL_MESSAGE));
-    });
-  };
+    }
+    await front.observed.run(() => notServed(req, res, front));
+  });
 
   const listener = createListener(onRequest, timeouts, deps.log);
   return {
@@ -224,52 +125,71 @@ export function createHttpServer(
     },
     async close() {
       health.startDraining();
-      shutdown.abort();
+      shutdown.abort(SHUTDOWN);
       await listener.close();
     },
   };
 }
 
+/** /<package>.<Service>/<Method>: CORS, then the protocol the classifier picks for the request. */
+function rpcRoute(pipeline: Pipeline, serving: ServeOptions, cors: CorsPolicy): Route {
+  const methodOf = (front: FrontRequest): MethodRoute | undefined =>
+    pipeline.routes.get(front.path);
+  return {
+    match: (front) => methodOf(front)?.path,
+    async serve(req, res, front) {
+      const method = methodOf(front) as MethodRoute;
+      if (cors.handle(req, res)) return;
+      const adapter = classify(req, method);
+      if (!adapter) {
+        const allowed = method.allowGet ? ["POST", "GET"] : ["POST"];
+        if (!allowed.includes(req.method ?? "")) {
+          sendMethodNotAllowed(req, res, allowed, method.path);
+          return;
+        }
+        // Connect's answer to a content type (or codec) no protocol here takes.
+        sendError(req, res, legacyError(415, "unsupported content type"));
+        return;
+      }
+      const call = front.call(
+        adapter.name === "connect" ? "connectrpc" : "grpc",
+        method.path.slice(1),
+        adapter.name,
+      );
+      await serveRpc(serving, adapter, method, call, req, res);
+    },
+  };
+}
+
+/** The legacy paths (case-insensitive): CORS, then the bridge. */
+function legacyRoute(bridge: LegacyBridge, cors: CorsPolicy): Route {
+  return {
+    match: (front) => bridge.match(front.path)?.[0]?.path,
+    async serve(req, res, front) {
+      const candidates = bridge.match(front.path) ?? [];
+      if (cors.handle(req, res)) return;
+      // The pipeline's outermost interceptor names the method the verb chose.
+      const call = front.call("docflow_legacy", UNKNOWN_RPC_METHOD, "legacy");
+      await bridge.serve(req, res, candidates, front.query, call);
+    },
+  };
+}
+
 /**
- * `Authorization` field lines as sent (HTTP/1.1 lines, h2 header fields: gRPC
- * metadata values), from `rawHeaders`: Node's `req.headers` keeps the first
- * and drops the others. Only the count and the scheme leave this function.
+ * No route: what a gRPC server answers for a method it does not serve (SPEC
+ * §3: 200, grpc-status 12, trailers-only; grpcurl and buf curl rely on it),
+ * else a 404.
  */
-function countAuthorizationLines(rawHeaders: readonly string[]): AuthorizationLines {
-  let count = 0;
-  let anyBearer = false;
-  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    if (rawHeaders[i]?.toLowerCase() === "authorization") {
-      count++;
-      if (isBearer(rawHeaders[i + 1] ?? "")) anyBearer = true;
-    }
+function notServed(req: NodeRequest, res: NodeResponse, front: FrontRequest): void {
+  const adapter = grpcFamily(req);
+  const shown = front.path.slice(0, MAX_SHOWN_PATH);
+  if (adapter) {
+    const call = front.call("grpc", UNKNOWN_RPC_METHOD, adapter.name);
+    call.outcome.code = Code.Unimplemented;
+    req.resume();
+    const error = new ConnectError(`unknown method ${shown}`, Code.Unimplemented);
+    adapter.writeError(res, undefined, new Headers(), new Headers(), error);
+    return;
   }
-  return { count, anyBearer };
-}
-
-function isGrpc(contentType: string | undefined): boolean {
-  return (contentType ?? "").toLowerCase().startsWith("application/grpc");
-}
-
-function rpcProtocol(contentType: string | undefined): string {
-  const type = (contentType ?? "").toLowerCase();
-  if (type.startsWith("application/grpc-web")) return "grpc-web";
-  if (type.startsWith("application/grpc")) return "grpc";
-  return "connect";
-}
-
-/**
- * What a gRPC server answers for a method it does not serve (SPEC §3): 200,
- * trailers-only, grpc-status 12. Tools such as grpcurl rely on it.
- */
-function unimplemented(req: NodeRequest, res: NodeResponse, path: string): void {
-  req.resume();
-  res.statusCode = 200;
-  res.setHeader("content-type", req.headers["content-type"] ?? "application/grpc");
-  res.setHeader("grpc-status", "12");
-  res.setHeader(
-    "grpc-message",
-    encodeGrpcMessage(`unknown method ${path.slice(0, MAX_SHOWN_PATH)}`),
-  );
-  res.end();
+  sendError(req, res, legacyError(404, `no such path: ${shown}`));
 }

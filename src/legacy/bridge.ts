@@ -1,24 +1,21 @@
 /**
- * The legacy HTTP bridge (SPEC §3): a request on a legacy path becomes the
- * request message of its RPC and runs, in process, through the very same
- * interceptors and handler as on Connect and gRPC (connect-es's own
- * `invokeUnaryImplementation`, the function its router calls) — with no
- * encoding to protobuf and back in between. The answer is written as legacy
- * protobuf or JSON.
+ * The legacy HTTP bridge (SPEC §3), the fourth protocol adapter: a request on
+ * a legacy path becomes the request message of its RPC (query and body,
+ * decode.ts) and runs through `callUnary`, the way every protocol's calls
+ * run — the same interceptors and implementation, no encoding to protobuf
+ * and back. The answer is written as legacy protobuf or JSON, an error as
+ * the legacy status with X-Service-ErrorCode.
  */
-import { create, type DescMessage, type Message, toBinary } from "@bufbuild/protobuf";
-import { ConnectError, type ContextValues, createHandlerContext } from "@connectrpc/connect";
-import { COMPRESS_MIN_BYTES, compress, negotiateCoding } from "../http/compression";
-import { addVary } from "../http/cors";
-import type { NodeRequest, NodeResponse } from "../http/responder";
-import { sendError, wantsJson } from "../http/responder";
-import {
-  CHALLENGE_HEADER,
-  challengeOf,
-  connectToLegacyError,
-  legacyError,
-} from "../rpc/error-table";
-import { PIPELINE_HEADERS, type Pipeline, type UnarySpec } from "../rpc/router";
+import type { DescMessage, Message } from "@bufbuild/protobuf";
+import { toBinary } from "@bufbuild/protobuf";
+import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
+import type { FrontCall } from "../protocols/adapter";
+import { callUnary, Undecodable } from "../rpc/call";
+import type { Pipeline } from "../rpc/pipeline";
+import { COMPRESS_MIN_BYTES, compress, negotiateCoding } from "../wire/compression";
+import { CHALLENGE_HEADER, challengeOf, connectToLegacyError } from "../wire/errors";
+import { type NodeRequest, type NodeResponse, requestHeaders } from "../wire/http";
+import { addVary, sendError, sendMethodNotAllowed, wantsJson } from "../wire/plain";
 import { decodeRequest } from "./decode";
 import { type LegacyRoute, legacyRoutesOf } from "./http-rules";
 import { messageToLegacyJson } from "./legacy-json";
@@ -26,8 +23,9 @@ import { messageToLegacyJson } from "./legacy-json";
 const PROTOBUF_CONTENT_TYPE = "application/x-protobuf";
 const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
 
+/** A route with the pipeline's route of its method. */
 interface BoundRoute extends LegacyRoute {
-  readonly spec: UnarySpec;
+  readonly call: NonNullable<ReturnType<Pipeline["route"]>>;
 }
 
 export interface LegacyBridge {
@@ -35,23 +33,24 @@ export interface LegacyBridge {
   /** The routes of a path (case-insensitive, like the original API); undefined when none. */
   match(path: string): readonly LegacyRoute[] | undefined;
   /** Answers a request on one of `match(path)`'s routes. */
-  handle(
+  serve(
     req: NodeRequest,
     res: NodeResponse,
     candidates: readonly LegacyRoute[],
     query: string,
-    values: ContextValues,
+    front: FrontCall,
   ): Promise<void>;
 }
 
 export function createLegacyBridge(pipeline: Pipeline): LegacyBridge {
-  const routes: BoundRoute[] = legacyRoutesOf(pipeline.handlers.map((h) => h.method)).map(
-    (route) => {
-      const spec = pipeline.unary(route.method);
-      if (!spec) throw new Error(`${route.method.name}: no unary implementation`);
-      return { ...route, spec };
-    },
-  );
+  const routes: BoundRoute[] = legacyRoutesOf(
+    [...pipeline.routes.values()].map((r) => r.method),
+  ).map((route) => {
+    const call = pipeline.route(route.method);
+    if (call?.spec.kind !== "unary")
+      throw new Error(`${route.method.name}: no unary implementation`);
+    return { ...route, call };
+  });
   const byPath = new Map<string, BoundRoute[]>();
   for (const route of routes) {
     const key = route.path.toLowerCase();
@@ -61,81 +60,62 @@ export function createLegacyBridge(pipeline: Pipeline): LegacyBridge {
   return {
     routes,
     match: (path) => byPath.get(path.toLowerCase()),
-    async handle(req, res, candidates, query, values) {
+    async serve(req, res, candidates, query, front) {
       const route = candidates.find((r) => r.verb === req.method) as BoundRoute | undefined;
       if (!route) {
-        const allow = candidates.map((r) => r.verb).join(", ");
-        sendError(req, res, legacyError(405, `use ${allow} for ${candidates[0]?.path}`), {
-          allow,
-        });
+        sendMethodNotAllowed(
+          req,
+          res,
+          candidates.map((r) => r.verb),
+          candidates[0]?.path ?? "",
+        );
         return;
       }
       const abort = new AbortController();
       res.once("close", () => {
-        if (!res.writableFinished) abort.abort();
+        if (!res.writableFinished)
+          abort.abort(new ConnectError("the client went away", Code.Canceled));
       });
+      // A request that cannot be decoded still runs the interceptors: without
+      // valid credentials it is a 401 first, as the order of checks says.
+      let input: Message | Undecodable;
       try {
-        const output = await invoke(pipeline, route, req, query, values, abort.signal);
-        await sendMessage(req, res, route.method.output, output);
+        input = await decodeRequest(route, req, query);
       } catch (error) {
-        const e = ConnectError.from(error);
-        const challenge = challengeOf(e);
-        sendError(
-          req,
-          res,
-          connectToLegacyError(e),
-          challenge ? { [CHALLENGE_HEADER]: challenge } : {},
-        );
+        if (abort.signal.aborted) return;
+        input = new Undecodable(error);
       }
+      const outcome = await callUnary(
+        pipeline.interceptors,
+        {
+          route: route.call,
+          protocolName: "legacy",
+          requestMethod: req.method ?? "GET",
+          url: route.path,
+          timeoutMs: undefined,
+          requestHeader: requestHeaders(req),
+          requestSignal: abort.signal,
+          values: front.values,
+        },
+        input,
+      );
+      if (res.destroyed) return;
+      if (outcome.error) {
+        writeError(req, res, outcome.error);
+        return;
+      }
+      await writeAnswer(req, res, route.method.output, outcome.output, outcome.context);
     },
   };
 }
 
-/**
- * Runs the call through the pipeline. A request that cannot be decoded still
- * runs the interceptors, with an implementation that reports why: so a bad
- * request without valid credentials is a 401, as the order of checks says.
- */
-async function invoke(
-  pipeline: Pipeline,
-  route: BoundRoute,
-  req: NodeRequest,
-  query: string,
-  values: ContextValues,
-  signal: AbortSignal,
-): Promise<Message> {
-  let spec = route.spec;
-  let input: Message;
-  try {
-    input = await decodeRequest(route, req, query);
-  } catch (error) {
-    spec = { ...spec, impl: () => Promise.reject(error) };
-    input = create(route.method.input);
-  }
-  const requestHeader = new Headers();
-  for (const name of PIPELINE_HEADERS) {
-    const value = req.headers[name];
-    if (typeof value === "string") requestHeader.set(name, value);
-  }
-  const context = createHandlerContext({
-    service: route.method.parent,
-    method: route.method,
-    protocolName: "legacy",
-    requestMethod: req.method ?? "GET",
-    url: route.path,
-    requestHeader,
-    requestSignal: signal,
-    contextValues: values,
-  });
-  return pipeline.invoke(spec, context, input);
-}
-
 /** The answer as legacy JSON or protobuf, compressed when the client accepts it and it is worth it. */
-async function sendMessage(
+async function writeAnswer(
   req: NodeRequest,
   res: NodeResponse,
   schema: DescMessage,
   message: Message,
+  _context: HandlerContext,
 ): Promise<void> {
   const asJson = wantsJson(req);
   res.statusCode = 200;
@@ -158,4 +138,15 @@ async function sendMessage(
   }
   res.setHeader("content-length", String(body.length));
   res.end(body);
+}
+
+/** The legacy status of the error, its X-Service-ErrorCode and, on a 401, its challenge. */
+function writeError(req: NodeRequest, res: NodeResponse, error: ConnectError): void {
+  const challenge = challengeOf(error);
+  sendError(
+    req,
+    res,
+    connectToLegacyError(error),
+    challenge ? { [CHALLENGE_HEADER]: challenge } : {},
+  );
 }

@@ -7,9 +7,9 @@
 import { create, type DescMessage, fromBinary, type Message } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { invalidArgument, unsupportedMediaType } from "../domain/errors";
-import { BodyDecodingError, decodeBody } from "../http/compression";
-import type { NodeRequest } from "../http/responder";
-import { MAX_REQUEST_BYTES } from "../rpc/router";
+import { MAX_REQUEST_BYTES, readBody } from "../wire/body";
+import { BodyDecodingError, decodeBody } from "../wire/compression";
+import type { NodeRequest } from "../wire/http";
 import type { LegacyRoute } from "./http-rules";
 import { LegacyJsonError, legacyJsonToMessage } from "./legacy-json";
 import { QueryError, readQuery } from "./query";
@@ -45,7 +45,11 @@ export async function decodeRequest(
 
 /** The body, with its Content-Encoding (gzip, br) removed; the size limit holds for the decoded bytes. */
 async function decodedBody(req: NodeRequest): Promise<Buffer> {
-  const raw = await readBody(req);
+  const read = await readBody(req, MAX_REQUEST_BYTES);
+  if (read.kind === "too-large") throw tooLarge();
+  if (read.kind === "closed")
+    throw new ConnectError("the client closed the request", Code.Canceled);
+  const raw = read.bytes;
   try {
     return await decodeBody(raw, req.headers["content-encoding"], MAX_REQUEST_BYTES);
   } catch (error) {
@@ -79,27 +83,3 @@ const tooLarge = () =>
     `the request body is larger than ${MAX_REQUEST_BYTES} bytes`,
     Code.ResourceExhausted,
   );
-
-/** The whole body, at most MAX_REQUEST_BYTES; past that the rest is drained and dropped. */
-function readBody(req: NodeRequest): Promise<Buffer> {
-  const declared = Number(req.headers["content-length"] ?? 0);
-  if (declared > MAX_REQUEST_BYTES) {
-    req.resume();
-    return Promise.reject(tooLarge());
-  }
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    req.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= MAX_REQUEST_BYTES) chunks.push(chunk);
-    });
-    req.once("end", () => {
-      if (size > MAX_REQUEST_BYTES) reject(tooLarge());
-      else resolve(Buffer.concat(chunks));
-    });
-    req.once("close", () => {
-      if (!req.complete) reject(new ConnectError("the client closed the request", Code.Canceled));
-    });
-  });
-}

@@ -24,7 +24,7 @@ import { MAX_INDEX_KEY_LENGTH } from "../domain/index-key";
 import { DEFAULT_GROUP_ID } from "../domain/model";
 import { SUBSCRIPTION_CATALOG } from "../domain/subscriptions";
 import { ID_MAX_LENGTH, ID_PATTERN } from "../domain/validate";
-import { MAX_REQUEST_BYTES } from "../rpc/router";
+import { MAX_REQUEST_BYTES } from "../wire/body";
 import type { LegacyRoute } from "./http-rules";
 import { queryFields } from "./query";
 

@@ -6,9 +6,8 @@
  * versions — never a path, id, header or query value.
  */
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
-import type { NodeRequest, NodeResponse } from "../http/responder";
-import { sendError } from "../http/responder";
-import { legacyError } from "../rpc/error-table";
+import type { NodeRequest, NodeResponse } from "../wire/http";
+import { sendMethodNotAllowed } from "../wire/plain";
 
 export const METRICS_PATH = "/metrics";
 
@@ -102,9 +101,7 @@ export function createMetrics(): Metrics {
     async handle(req, res) {
       req.resume();
       if (req.method !== "GET" && req.method !== "HEAD") {
-        sendError(req, res, legacyError(405, `use GET for ${METRICS_PATH}`), {
-          allow: "GET, HEAD",
-        });
+        sendMethodNotAllowed(req, res, ["GET", "HEAD"], METRICS_PATH);
         return;
       }
       const body = Buffer.from(await registry.metrics(), "utf8");

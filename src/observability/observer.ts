@@ -5,17 +5,42 @@
  * on. The front says what it learnt (the declared route, the RPC method);
  * everything else is decided here.
  */
-import type { UniversalServerResponse } from "@connectrpc/connect/protocol";
-import type { NodeRequest, NodeResponse } from "../http/responder";
+
+import { Code } from "@connectrpc/connect";
 import type { LogFields } from "../log";
+import type { CallOutcome } from "../rpc/outcome";
+import { codeName, grpcStatusName } from "../wire/errors";
+import type { NodeRequest, NodeResponse } from "../wire/http";
 import { knownMethod, METRICS_PATH, type Metrics, protocolVersion } from "./metrics";
-import {
-  type CallOutcome,
-  type RpcSystem,
-  SERVER_ERROR_CODES,
-  statusCodeOf,
-  watchResponse,
-} from "./outcome";
+
+/**
+ * `rpc.system.name`: `grpc` for gRPC and gRPC-Web, `connectrpc` for Connect,
+ * and `docflow_legacy` for the legacy HTTP bridge (our own value: it is none
+ * of the registered systems, and it runs the same RPC).
+ */
+export type RpcSystem = "grpc" | "connectrpc" | "docflow_legacy";
+
+/** `rpc.method` of a gRPC/Connect call to a method this service does not serve (never the path itself). */
+export const UNKNOWN_RPC_METHOD = "_OTHER";
+
+/** Codes that are the server's fault: `error.type` is set and the span status is ERROR. */
+export const SERVER_ERROR_CODES: ReadonlySet<Code> = new Set([
+  Code.Unknown,
+  Code.DeadlineExceeded,
+  Code.Unimplemented,
+  Code.Internal,
+  Code.Unavailable,
+  Code.DataLoss,
+]);
+
+/**
+ * `rpc.response.status_code`: gRPC (and the legacy bridge) `OK`,
+ * `INVALID_ARGUMENT`, …; Connect: the Connect code on errors, nothing on success.
+ */
+export function statusCodeOf(system: RpcSystem, code: Code | null): string | undefined {
+  if (system === "connectrpc") return code === null ? undefined : codeName(code);
+  return grpcStatusName(code);
+}
 
 /** What a finished request was, for the tracer. */
 export interface RequestSummary {
@@ -50,10 +75,8 @@ export interface RequestObservation {
   route: string | undefined;
   /** Says the request is a call of `method` (fully qualified, or `_OTHER`). */
   rpc(system: RpcSystem, method: string): void;
-  /** Where the pipeline's outermost interceptor writes how the call ended. */
+  /** Where the pipeline's outermost interceptor (or an adapter answering before it) writes how the call ended. */
   readonly outcome: CallOutcome;
-  /** Passes an RPC answer through, watching it for its status. */
-  watch(res: UniversalServerResponse, grpcWeb: boolean): UniversalServerResponse;
   /** Runs the request's work in its trace context. */
   run<T>(work: () => T): T;
   /** traceId and spanId when a span is recorded. */
@@ -79,18 +102,12 @@ export function createObserver(
       metrics?.requestStarted();
       const span = tracer?.start(req, path);
       let call: { system: RpcSystem; method: string } | undefined;
-      let codeOfAnswer: (() => ReturnType<ReturnType<typeof watchResponse>["code"]>) | undefined;
       const outcome: CallOutcome = { code: undefined, method: undefined };
       return {
         route: undefined,
         outcome,
         rpc(system, method) {
           call = { system, method };
-        },
-        watch(uRes, grpcWeb) {
-          const watched = watchResponse(uRes, grpcWeb);
-          codeOfAnswer = watched.code;
-          return watched.response;
         },
         run: (work) => (span ? span.run(work) : work()),
         logFields: span?.logFields ?? NO_FIELDS,
@@ -99,8 +116,7 @@ export function createObserver(
           const version = protocolVersion(req.httpVersion);
           let rpc: RequestSummary["rpc"];
           if (call) {
-            let code = outcome.code;
-            if (code === undefined) code = codeOfAnswer?.();
+            const code = outcome.code;
             // No interceptor ran and no RPC answer was written (405, client gone): not a call.
             if (code !== undefined) {
               const statusCode = statusCodeOf(call.system, code);

@@ -14,13 +14,13 @@ import { randomUUID } from "node:crypto";
 import type { Span, TextMapPropagator } from "@opentelemetry/api";
 import type { SpanExporter } from "@opentelemetry/sdk-trace";
 import type { MongoClient } from "mongodb";
-import type { NodeRequest } from "../http/responder";
 import type { LogFields, Logger } from "../log";
 import { SERVICE_VERSION } from "../version";
+import type { NodeRequest } from "../wire/http";
 import { knownMethod, METRICS_PATH, protocolVersion } from "./metrics";
 import type { RequestSpan, RequestTracer } from "./observer";
+import { UNKNOWN_RPC_METHOD } from "./observer";
 import type { TracingConfig } from "./otel-config";
-import { UNKNOWN_RPC_METHOD } from "./outcome";
 
 /** Requests that get no span: probes, scrapes and grpc health. */
 const UNTRACED: ReadonlySet<string> = new Set(["/livez", "/readyz", "/healthz", METRICS_PATH]);

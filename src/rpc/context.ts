@@ -27,11 +27,6 @@ export const authorizationLinesKey = createContextKey<AuthorizationLines | undef
   description: "authorization lines",
 });
 
-/** Aborted when the server begins to shut down: long-lived streams end on it. */
-export const shutdownKey = createContextKey<AbortSignal>(new AbortController().signal, {
-  description: "shutdown",
-});
-
 export function depsOf(ctx: HandlerContext): Deps {
   const deps = ctx.values.get(depsKey);
   if (!deps) {

@@ -9,7 +9,8 @@ import {
   HealthListResponseSchema,
   HealthCheckResponse_ServingStatus as Status,
 } from "../../gen/grpc/health/v1/health_pb";
-import { depsOf, shutdownKey } from "./context";
+import { SHUTDOWN } from "./call";
+import { depsOf } from "./context";
 
 async function status(
   known: ReadonlySet<string>,
@@ -49,15 +50,15 @@ async function* watch(
   service: string,
   ctx: HandlerContext,
 ): AsyncIterable<HealthCheckResponse> {
-  // One answer, then the stream stays open until the client leaves or the server shuts down.
+  // One answer, then the stream stays open until the client leaves, the
+  // deadline passes or the server shuts down (connect's shutdownSignal aborts
+  // the call's signal with SHUTDOWN).
   yield await status(services, service, ctx);
-  const shutdown = ctx.values.get(shutdownKey);
   await new Promise<void>((resolve) => {
-    if (ctx.signal.aborted || shutdown.aborted) return resolve();
+    if (ctx.signal.aborted) return resolve();
     ctx.signal.addEventListener("abort", () => resolve(), { once: true });
-    shutdown.addEventListener("abort", () => resolve(), { once: true });
   });
-  if (shutdown.aborted) {
+  if (ctx.signal.reason === SHUTDOWN) {
     yield create(HealthCheckResponseSchema, { status: Status.NOT_SERVING });
   }
 }

@@ -13,8 +13,8 @@ import {
 } from "../domain/bearer";
 import { DomainError, ErrorKind, invalidArgument, unauthenticated } from "../domain/errors";
 import { describeError, type Logger } from "../log";
+import { domainToConnectError, INTERNAL_MESSAGE } from "../wire/errors";
 import { authorizationLinesKey, callerKey, depsKey, requestIdKey } from "./context";
-import { domainToConnectError, INTERNAL_MESSAGE } from "./error-table";
 import { findMissingRequiredField } from "./required-fields";
 
 /** Maps domain errors through the error table; hides everything unexpected, logging its cause. */

@@ -3,7 +3,7 @@ import { writeFile } from "node:fs/promises";
 import { protoComments } from "../../gen/proto-comments";
 import { legacyRoutesOf } from "../legacy/http-rules";
 import { buildOpenApi } from "../legacy/openapi";
-import { servedMethods } from "../rpc/router";
+import { servedMethods } from "../rpc/pipeline";
 import { SERVICE_VERSION } from "../version";
 
 export function openApiDocument(): object {

@@ -18,7 +18,7 @@ import {
   SubscriptionsToUpdateSchema,
 } from "../../gen/docflow/legacy/subscriptions_pb";
 import { loadFixture } from "../../src/fixtures/load";
-import { MAX_REQUEST_BYTES } from "../../src/rpc/router";
+import { MAX_REQUEST_BYTES } from "../../src/wire/body";
 import { authHeader, BOX, fullPageFixture, HEAD, USERS } from "../support/fixture";
 import { legacy, useHarness } from "../support/harness";
 import { envelope, envelopes, h2Request } from "../support/wire";

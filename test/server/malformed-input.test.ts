@@ -10,7 +10,7 @@ import {
   SubscriptionsToUpdateSchema,
 } from "../../gen/docflow/legacy/subscriptions_pb";
 import { loadFixture } from "../../src/fixtures/load";
-import { MAX_REQUEST_BYTES } from "../../src/rpc/router";
+import { MAX_REQUEST_BYTES } from "../../src/wire/body";
 import { authHeader, BOX, baseFixture, USERS } from "../support/fixture";
 import { callRpc, legacy, RPC_PROTOCOLS, useHarness } from "../support/harness";
 

@@ -17,7 +17,7 @@ import {
 } from "../../gen/docflow/legacy/subscriptions_pb";
 import { createMetrics, DURATION_BUCKETS } from "../../src/observability/metrics";
 import { createObserver } from "../../src/observability/observer";
-import { MAX_REQUEST_BYTES } from "../../src/rpc/router";
+import { MAX_REQUEST_BYTES } from "../../src/wire/body";
 import { authHeader, BOX, USERS } from "../support/fixture";
 import { callRpc, legacy, type RpcProtocol, useHarness } from "../support/harness";
 import { call, PROTOCOLS, type Protocol } from "../support/protocols";

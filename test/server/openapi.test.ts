@@ -19,7 +19,7 @@ import { SUBSCRIPTION_CATALOG } from "../../src/domain/subscriptions";
 import { ID_MAX_LENGTH, ID_PATTERN } from "../../src/domain/validate";
 import { legacyRoutesOf } from "../../src/legacy/http-rules";
 import { buildOpenApi } from "../../src/legacy/openapi";
-import { servedMethods } from "../../src/rpc/router";
+import { servedMethods } from "../../src/rpc/pipeline";
 import { openApiDocument } from "../../src/tools/openapi";
 import { authHeader, BOX, baseFixture, HEAD, USERS } from "../support/fixture";
 import { type Harness, legacy, startHarness } from "../support/harness";

@@ -4,14 +4,7 @@ import http from "node:http";
 import type { DescMessage, DescMethodUnary, DescService, MessageShape } from "@bufbuild/protobuf";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { anyUnpack } from "@bufbuild/protobuf/wkt";
-import {
-  type Client,
-  Code,
-  ConnectError,
-  createClient,
-  createRouterTransport,
-  type Transport,
-} from "@connectrpc/connect";
+import { type Client, Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
 import type { Db } from "mongodb";
@@ -25,11 +18,12 @@ import { createHttpServer, type HttpServer, type HttpServerOptions } from "../..
 import { createLogger } from "../../src/log";
 import { createObserver } from "../../src/observability/observer";
 import type { Tracing } from "../../src/observability/tracing";
-import { createPipeline, MAX_REQUEST_BYTES, routes } from "../../src/rpc/router";
+import { createPipeline } from "../../src/rpc/pipeline";
 import { type Database, type DatabaseOptions, openDatabase } from "../../src/storage/database";
 import type { ReadCacheOptions } from "../../src/storage/read-cache";
 import { startTestDatabase, type TestDatabase } from "./database";
 import { baseFixture } from "./fixture";
+import { createInMemoryTransport } from "./in-memory-transport";
 
 /**
  * What every tier that needs a database has (in-memory and server): the
@@ -197,7 +191,6 @@ export async function startHarness(
       observer:
         options.observer ??
         (served.tracing ? createObserver(undefined, served.tracing.tracer) : undefined),
-      shortPaths: options.shortPaths,
     });
     const address = await server.listen(0, "127.0.0.1");
     return {
@@ -218,8 +211,8 @@ export async function startHarness(
 
 /**
  * The in-memory tier: `startServed` before the file's tests, closed after
- * them. Calls reach the service's routes and interceptors through
- * `createRouterTransport` (protocol "in-memory"): no port, no HTTP.
+ * them. Calls reach the service's pipeline through the in-memory transport
+ * (protocol "in-memory"): no port, no HTTP.
  */
 export function useInMemory(
   fixture: () => unknown = baseFixture,
@@ -284,7 +277,7 @@ function waitForLog(
 // ---------------------------------------------------------------- RPC protocols
 
 export const RPC_PROTOCOLS = ["connect-json", "connect-binary", "grpc", "grpc-web"] as const;
-/** The wire protocols, and "in-memory": the routes and interceptors with no network (createRouterTransport). */
+/** The wire protocols, and "in-memory": the service's pipeline with no network (in-memory-transport.ts). */
 export type RpcProtocol = (typeof RPC_PROTOCOLS)[number] | "in-memory";
 
 /** What any protocol answered, in one shape. */
@@ -356,10 +349,9 @@ const inMemory = new WeakMap<Deps, Transport>();
 function inMemoryTransport(h: Served): Transport {
   let transport = inMemory.get(h.deps);
   if (!transport) {
-    const pipeline = createPipeline(h.deps, { callDeadlineMs: TEST_TIMEOUTS.callDeadlineMs });
-    transport = createRouterTransport(routes, {
-      router: { interceptors: [...pipeline.interceptors], readMaxBytes: MAX_REQUEST_BYTES },
-    });
+    transport = createInMemoryTransport(
+      createPipeline(h.deps, { callDeadlineMs: TEST_TIMEOUTS.callDeadlineMs }),
+    );
     inMemory.set(h.deps, transport);
   }
   return transport;

@@ -3,7 +3,7 @@ import { create, type MessageInitShape } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { HttpRuleSchema } from "../../gen/google/api/http_pb";
 import { legacyRoutesOf } from "../../src/legacy/http-rules";
-import { servedMethods } from "../../src/rpc/router";
+import { servedMethods } from "../../src/rpc/pipeline";
 import { methodWith } from "../support/echo-service";
 
 describe("legacy routes from http rules", () => {

@@ -3,9 +3,9 @@ import { Readable } from "node:stream";
 import type { Message } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { DomainError } from "../../src/domain/errors";
-import type { NodeRequest } from "../../src/http/responder";
 import { decodeRequest } from "../../src/legacy/decode";
 import { legacyRoutesOf } from "../../src/legacy/http-rules";
+import type { NodeRequest } from "../../src/wire/http";
 import { methodWith } from "../support/echo-service";
 
 function request(body: string, headers: Record<string, string> = {}): NodeRequest {

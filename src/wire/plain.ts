@@ -3,12 +3,8 @@
  * timeouts, health. Errors are short text, or problem+json for clients that
  * asked for JSON, always with X-Service-ErrorCode (SPEC §3).
  */
-import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
-import { HTTP_ERRORS, type LegacyError } from "../rpc/error-table";
-
-export type NodeRequest = IncomingMessage | Http2ServerRequest;
-export type NodeResponse = ServerResponse | Http2ServerResponse;
+import { HTTP_ERRORS, type LegacyError, legacyError } from "./errors";
+import type { NodeRequest, NodeResponse } from "./http";
 
 const JSON_ACCEPT = /application\/json/i;
 const PROBLEM_ACCEPT = /application\/(?:problem\+)?json/i;
@@ -54,6 +50,18 @@ export function sendError(
   else res.end(bytes);
 }
 
+/** 405 with its Allow header: the one way every room refuses a method. */
+export function sendMethodNotAllowed(
+  req: NodeRequest,
+  res: NodeResponse,
+  allowed: readonly string[],
+  what: string,
+): void {
+  sendError(req, res, legacyError(405, `use ${allowed.join(" or ")} for ${what}`), {
+    allow: allowed.join(", "),
+  });
+}
+
 export function sendJson(res: NodeResponse, status: number, value: unknown): void {
   const bytes = Buffer.from(JSON.stringify(value), "utf8");
   res.statusCode = status;
@@ -77,4 +85,17 @@ export function rawErrorResponse(error: LegacyError): string {
     "",
     error.message,
   ].join("\r\n");
+}
+
+/** Adds a field name to Vary, keeping what is there (compression adds Accept-Encoding, CORS Origin). */
+export function addVary(res: NodeResponse, name: string): void {
+  const current = res.getHeader("vary");
+  const names = new Set(
+    String(current ?? "")
+      .split(",")
+      .map((v) => v.trim())
+      .filter(Boolean),
+  );
+  names.add(name);
+  res.setHeader("vary", [...names].join(", "));
 }

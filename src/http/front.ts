@@ -1,0 +1,153 @@
+/**
+ * What the front does for every request, whatever serves it: a request id
+ * (the caller's, if sane, or a fresh one) echoed back, the observation
+ * (metrics, the SERVER span), the access log line when the answer closes,
+ * and what an RPC call gets from the front (its context values). The guard
+ * is here too: whatever throws while a request is handled becomes a 500 for
+ * that request alone, logged with its cause and request id.
+ */
+import { randomUUID } from "node:crypto";
+import { createContextValues } from "@connectrpc/connect";
+import { isBearer } from "../domain/bearer";
+import { describeError, type Logger } from "../log";
+import type { Observer, RequestObservation, RpcSystem } from "../observability/observer";
+import type { FrontCall } from "../protocols/adapter";
+import { type AuthorizationLines, authorizationLinesKey, requestIdKey } from "../rpc/context";
+import { callOutcomeKey } from "../rpc/outcome";
+import { INTERNAL_MESSAGE, legacyError } from "../wire/errors";
+import type { NodeRequest, NodeResponse } from "../wire/http";
+import { sendError } from "../wire/plain";
+
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+/** Longest part of an unknown path that is echoed or logged. */
+export const MAX_SHOWN_PATH = 200;
+
+/** One request as the front sees it. */
+export interface FrontRequest {
+  readonly requestId: string;
+  /** The request target up to "?", and what follows it. */
+  readonly path: string;
+  readonly query: string;
+  readonly observed: RequestObservation;
+  /** The declared route, for the log and the metrics (never a raw path). */
+  route: string | undefined;
+  /** The protocol, for the log. */
+  protocol: string;
+  /** Says the request is an RPC call; what the call gets from the front. */
+  call(system: RpcSystem, method: string, protocol: string): FrontCall;
+}
+
+/** Begins a request: its id, its observation, its access log line when the answer closes. */
+export function beginRequest(
+  req: NodeRequest,
+  res: NodeResponse,
+  observer: Observer,
+  log: Logger,
+): FrontRequest {
+  const started = process.hrtime.bigint();
+  const target = req.url ?? "/";
+  const q = target.indexOf("?");
+  const path = q < 0 ? target : target.slice(0, q);
+  const given = req.headers["x-request-id"];
+  const requestId = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
+  res.setHeader("x-request-id", requestId);
+  const observed = observer.begin(req, res, path);
+  const front: FrontRequest = {
+    requestId,
+    path,
+    query: q < 0 ? "" : target.slice(q + 1),
+    observed,
+    route: undefined,
+    protocol: "http",
+    call(system, method, protocol) {
+      front.protocol = protocol;
+      observed.rpc(system, method);
+      return {
+        outcome: observed.outcome,
+        values: createContextValues()
+          .set(requestIdKey, requestId)
+          .set(authorizationLinesKey, countAuthorizationLines(req.rawHeaders))
+          .set(callOutcomeKey, observed.outcome),
+      };
+    },
+  };
+  res.once("close", () => {
+    try {
+      logRequest();
+    } catch (error) {
+      // The answer is out; what failed is its observation. The process serves on.
+      log.error("request observation failed", { requestId, ...describeError(error) });
+    }
+  });
+  const logRequest = () => {
+    // A response that never finished was cut short by the client (nginx's 499).
+    const status = res.writableFinished ? res.statusCode : 499;
+    const durationNs = process.hrtime.bigint() - started;
+    observed.route = front.route;
+    observed.end(status, Number(durationNs) / 1e9);
+    log.info("request", {
+      requestId,
+      ...observed.logFields,
+      method: req.method,
+      path: path.slice(0, MAX_SHOWN_PATH),
+      route: front.route,
+      protocol: front.protocol,
+      httpVersion: req.httpVersion,
+      status,
+      durationMs: Number(durationNs / 1000n) / 1000,
+    });
+  };
+  return front;
+}
+
+/**
+ * `Authorization` field lines as sent (HTTP/1.1 lines, h2 header fields: gRPC
+ * metadata values), from `rawHeaders`: Node's `req.headers` keeps the first
+ * and drops the others. Only the count and the scheme leave this function.
+ */
+function countAuthorizationLines(rawHeaders: readonly string[]): AuthorizationLines {
+  let count = 0;
+  let anyBearer = false;
+  for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
+    if (rawHeaders[i]?.toLowerCase() === "authorization") {
+      count++;
+      if (isBearer(rawHeaders[i + 1] ?? "")) anyBearer = true;
+    }
+  }
+  return { count, anyBearer };
+}
+
+/**
+ * The guard: runs `handle` for one request. A throw (or a rejection) is that
+ * request's 500 (or, once its answer has begun, its connection cut), logged
+ * with its cause and request id; the process serves on. A client that went
+ * away mid-answer is no failure: the access log says 499.
+ */
+export function guarded(
+  log: Logger,
+  handle: (req: NodeRequest, res: NodeResponse) => Promise<void> | void,
+): (req: NodeRequest, res: NodeResponse) => void {
+  return (req, res) => {
+    const fail = (error: unknown) => {
+      if (res.destroyed || req.destroyed) return;
+      try {
+        const requestId = res.getHeader("x-request-id");
+        log.error("request failed", {
+          requestId: typeof requestId === "string" ? requestId : undefined,
+          path: (req.url ?? "").split("?")[0]?.slice(0, MAX_SHOWN_PATH),
+          ...describeError(error),
+        });
+        sendError(req, res, legacyError(500, INTERNAL_MESSAGE));
+      } catch {
+        // Not even an error answer could be written: cut this request's connection.
+        res.destroy();
+      }
+    };
+    try {
+      const done = handle(req, res);
+      if (done) done.catch(fail);
+    } catch (error) {
+      fail(error);
+    }
+  };
+}

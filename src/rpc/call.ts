@@ -1,0 +1,323 @@
+/**
+ * The one way into the pipeline. Every protocol adapter (gRPC, gRPC-Web,
+ * Connect, the legacy bridge) turns a request into a decoded input and calls
+ * `callUnary` (or `callStream`), which
+ * - builds the handler context: the request headers as connect-es shows them,
+ *   the client's deadline, an abort when the client goes away, the front's
+ *   context values, and for streams connect's own `shutdownSignal` (a unary
+ *   call in flight finishes during a graceful shutdown; a long-lived stream
+ *   is told to end, and ends as its implementation decides);
+ * - runs the interceptors and the implementation;
+ * - turns anything that is not a ConnectError into `internal`, keeping the
+ *   cause for the log.
+ * Only public connect-es API is used: createHandlerContext, the Interceptor
+ * type, ConnectError.
+ */
+import { create, type DescMessage, isMessage, type Message } from "@bufbuild/protobuf";
+import {
+  Code,
+  ConnectError,
+  type ContextValues,
+  createHandlerContext,
+  type HandlerContext,
+  type Interceptor,
+  type StreamRequest,
+  type StreamResponse,
+  type UnaryRequest,
+  type UnaryResponse,
+} from "@connectrpc/connect";
+import type { MethodRoute } from "./pipeline";
+
+/** What `new Headers(…)` takes. */
+type HeadersInit = ConstructorParameters<typeof Headers>[0];
+
+/** What an adapter knows of a call before it runs. */
+export interface CallInit {
+  readonly route: MethodRoute;
+  /** "grpc", "grpc-web", "connect" or "legacy": HandlerContext.protocolName. */
+  readonly protocolName: string;
+  readonly requestMethod: string;
+  readonly url: string;
+  /** The client's deadline, from the protocol's timeout header. */
+  readonly timeoutMs: number | undefined;
+  /** The request headers (a `Headers` init: built once, by the context). */
+  readonly requestHeader: HeadersInit;
+  /** Aborted when the client goes away before the answer is written. */
+  readonly requestSignal: AbortSignal;
+  /** Set by the front: request id, Authorization lines, the outcome holder. */
+  readonly values: ContextValues;
+  /** The protocol's own response headers (its content type). */
+  readonly responseHeader?: HeadersInit;
+}
+
+/** The reason `shutdownSignal` aborts with: a call can tell shutdown from the client leaving. */
+export const SHUTDOWN = new ConnectError("the server is shutting down", Code.Unavailable);
+
+type Controller = ReturnType<typeof createHandlerContext>;
+
+function contextOf(init: CallInit, shutdownSignal: AbortSignal | undefined): Controller {
+  return createHandlerContext({
+    service: init.route.method.parent,
+    method: init.route.method,
+    protocolName: init.protocolName,
+    requestMethod: init.requestMethod,
+    url: init.url,
+    timeoutMs: init.timeoutMs,
+    shutdownSignal,
+    requestSignal: init.requestSignal,
+    requestHeader: init.requestHeader,
+    responseHeader: init.responseHeader,
+    contextValues: init.values,
+  });
+}
+
+/** As connect-es: a ConnectError as it is, anything else an internal error with its cause. */
+export function asConnectError(error: unknown): ConnectError {
+  return error instanceof ConnectError
+    ? error
+    : new ConnectError("internal error", Code.Internal, undefined, undefined, error);
+}
+
+/**
+ * A request that could not be decoded: the pipeline still runs (the
+ * interceptors first: authentication, as the order of checks says), and the
+ * call fails with `reason` where the implementation would have run.
+ */
+export class Undecodable {
+  constructor(readonly reason: unknown) {}
+}
+
+/** What a unary call ended with: the context (its response headers and trailers), and an answer or an error. */
+export type UnaryOutcome =
+  | { readonly context: HandlerContext; readonly output: Message; readonly error?: undefined }
+  | { readonly context: HandlerContext; readonly output?: undefined; readonly error: ConnectError };
+
+/**
+ * Runs a unary call: `input` is the decoded request, or why it could not be
+ * decoded (Undecodable).
+ */
+export async function callUnary(
+  interceptors: readonly Interceptor[],
+  init: CallInit,
+  input: Message | Undecodable,
+): Promise<UnaryOutcome> {
+  const context = contextOf(init, undefined);
+  const { route } = init;
+  const spec = route.spec;
+  try {
+    if (spec.kind !== "unary") throw new ConnectError("not a unary method", Code.Internal);
+    const last = async (req: UnaryRequest): Promise<UnaryResponse> => {
+      if (input instanceof Undecodable) throw input.reason;
+      const output = await spec.impl(req.message, {
+        ...context,
+        service: req.service,
+        requestHeader: req.header,
+        signal: req.signal,
+        values: req.contextValues,
+      });
+      return {
+        stream: false,
+        message: normalize(route.method.output, output),
+        method: spec.method,
+        service: spec.method.parent,
+        header: context.responseHeader,
+        trailer: context.responseTrailer,
+      };
+    };
+    const res = await chain(
+      interceptors,
+      last as AnyFn,
+    )({
+      stream: false,
+      message: input instanceof Undecodable ? create(route.method.input) : input,
+      method: spec.method,
+      service: spec.method.parent,
+      requestMethod: context.requestMethod,
+      url: context.url,
+      signal: context.signal,
+      header: context.requestHeader,
+      contextValues: context.values,
+    } as UnaryRequest);
+    copyInto(res.header, context.responseHeader);
+    copyInto(res.trailer, context.responseTrailer);
+    return { context, output: res.message as Message };
+  } catch (error) {
+    const e = asConnectError(error);
+    context.abort(e);
+    return { context, error: e };
+  } finally {
+    // Ends the deadline's timer and every listener on the call's signal.
+    context.abort();
+  }
+}
+
+/** A streaming call: its context, and its answers (which throw a ConnectError when the call fails). */
+export interface StreamOutcome {
+  readonly context: HandlerContext;
+  readonly outputs: AsyncIterable<Message>;
+}
+
+/** Runs a streaming call (any of the three stream kinds) over `inputs`, as they arrive. */
+export function callStream(
+  interceptors: readonly Interceptor[],
+  shutdownSignal: AbortSignal,
+  init: CallInit,
+  inputs: AsyncIterable<Message>,
+): StreamOutcome {
+  const context = contextOf(init, shutdownSignal);
+  const { route } = init;
+  const spec = route.spec;
+  const implFor = (req: StreamRequest) => ({
+    ...context,
+    service: req.service,
+    requestHeader: req.header,
+    signal: req.signal,
+    values: req.contextValues,
+  });
+  const last = async (req: StreamRequest): Promise<StreamResponse> => {
+    const common = {
+      stream: true as const,
+      method: spec.method,
+      service: spec.method.parent,
+      header: context.responseHeader,
+      trailer: context.responseTrailer,
+    };
+    switch (spec.kind) {
+      case "server_streaming": {
+        const single = await onlyMessage(req.message, "server-streaming");
+        return {
+          ...common,
+          message: normalizeAll(route.method.output, spec.impl(single, implFor(req))),
+        } as StreamResponse;
+      }
+      case "client_streaming": {
+        const output = normalize(route.method.output, await spec.impl(req.message, implFor(req)));
+        return { ...common, message: once(output) } as StreamResponse;
+      }
+      case "bidi_streaming":
+        return {
+          ...common,
+          message: normalizeAll(route.method.output, spec.impl(req.message, implFor(req))),
+        } as StreamResponse;
+      default:
+        throw new ConnectError("not a streaming method", Code.Internal);
+    }
+  };
+  async function* outputs(): AsyncGenerator<Message> {
+    try {
+      const res = await chain(
+        interceptors,
+        last as AnyFn,
+      )({
+        stream: true,
+        message: inputs,
+        method: spec.method,
+        service: spec.method.parent,
+        requestMethod: context.requestMethod,
+        url: context.url,
+        signal: context.signal,
+        header: context.requestHeader,
+        contextValues: context.values,
+      } as StreamRequest);
+      copyInto(res.header, context.responseHeader);
+      // Each answer is awaited against the call's signal: a deadline or the
+      // client leaving ends the stream even while the implementation waits.
+      // Shutdown does not: the implementation is told (its signal) and ends
+      // the stream itself, with a last answer if it has one.
+      const it = (res.message as AsyncIterable<Message>)[Symbol.asyncIterator]();
+      try {
+        for (;;) {
+          const next = await untilAborted(it.next(), context.signal);
+          if (next.done) break;
+          yield next.value;
+        }
+      } finally {
+        void it.return?.();
+      }
+      copyInto(res.trailer, context.responseTrailer);
+    } catch (error) {
+      const e = asConnectError(error);
+      context.abort(e);
+      throw e;
+    } finally {
+      context.abort();
+    }
+  }
+  return { context, outputs: outputs() };
+}
+
+type AnyFn = (req: UnaryRequest | StreamRequest) => Promise<UnaryResponse | StreamResponse>;
+
+/** `promise`, or the signal's reason as soon as it aborts. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted && signal.reason !== SHUTDOWN) {
+    return Promise.reject(asConnectError(signal.reason));
+  }
+  return new Promise((resolve, reject) => {
+    const onAbort = () => {
+      if (signal.reason !== SHUTDOWN) reject(asConnectError(signal.reason));
+    };
+    signal.addEventListener("abort", onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener("abort", onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener("abort", onAbort);
+        reject(error);
+      },
+    );
+  });
+}
+
+/** The interceptors around `last`, the first of the list outermost (as connect-es applies them). */
+function chain(interceptors: readonly Interceptor[], last: AnyFn): AnyFn {
+  let next = last;
+  for (let i = interceptors.length - 1; i >= 0; i--) {
+    next = (interceptors[i] as Interceptor)(next) as AnyFn;
+  }
+  return next;
+}
+
+/** An implementation may answer an init object: it becomes the message. */
+function normalize(schema: DescMessage, value: unknown): Message {
+  return isMessage(value, schema) ? value : create(schema, value as never);
+}
+
+async function* normalizeAll(schema: DescMessage, values: AsyncIterable<unknown>) {
+  for await (const value of values) yield normalize(schema, value);
+}
+
+async function* once(message: Message) {
+  yield message;
+}
+
+/** The one message of a request that must carry exactly one. */
+async function onlyMessage(messages: AsyncIterable<Message>, kind: string): Promise<Message> {
+  const it = messages[Symbol.asyncIterator]();
+  const first = await it.next();
+  if (first.done === true) {
+    throw new ConnectError(
+      `protocol error: missing input message for ${kind} method`,
+      Code.Unimplemented,
+    );
+  }
+  const second = await it.next();
+  if (second.done !== true) {
+    throw new ConnectError(
+      `protocol error: received extra input message for ${kind} method`,
+      Code.Unimplemented,
+    );
+  }
+  return first.value;
+}
+
+/** Puts what an interceptor answered into the context's headers (the same object most of the time). */
+function copyInto(from: Headers, to: Headers): void {
+  if (from === to) return;
+  for (const name of [...to.keys()]) to.delete(name);
+  from.forEach((value, name) => {
+    to.set(name, value);
+  });
+}

@@ -1,0 +1,139 @@
+/**
+ * The one reader of request bodies, with the size limit: every protocol's
+ * adapter reads its body here, whole (unary calls, legacy paths) or message
+ * by message (streams, `readEnvelopes`).
+ */
+import type { NodeRequest } from "./http";
+
+/** Largest request message accepted, on every protocol (the legacy body, a gRPC or Connect message). */
+export const MAX_REQUEST_BYTES = 1024 * 1024;
+
+export type BodyRead =
+  /** The whole body. */
+  | { readonly kind: "read"; readonly bytes: Buffer }
+  /** More than the limit: nothing more is kept; the rest is read and dropped. */
+  | { readonly kind: "too-large" }
+  /** The client went away before the body ended: there is no one to answer. */
+  | { readonly kind: "closed" };
+
+/**
+ * The whole body, if it is at most `maxBytes`. A Content-Length over the
+ * limit is refused before anything is read.
+ */
+export function readBody(req: NodeRequest, maxBytes: number): Promise<BodyRead> {
+  const declared = Number(req.headers["content-length"] ?? 0);
+  if (declared > maxBytes) {
+    req.resume();
+    return Promise.resolve({ kind: "too-large" });
+  }
+  if (req.readableEnded) return Promise.resolve({ kind: "read", bytes: Buffer.alloc(0) });
+  return new Promise((resolve) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let tooLarge = false;
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > maxBytes) {
+        tooLarge = true;
+        chunks.length = 0;
+      } else if (!tooLarge) {
+        chunks.push(chunk);
+      }
+    };
+    const onEnd = () => {
+      done();
+      if (tooLarge) resolve({ kind: "too-large" });
+      else {
+        resolve({
+          kind: "read",
+          bytes: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks, size),
+        });
+      }
+    };
+    const onClose = () => {
+      done();
+      resolve(tooLarge ? { kind: "too-large" } : { kind: "closed" });
+    };
+    const done = () => {
+      req.off("data", onData);
+      req.off("end", onEnd);
+      req.off("close", onClose);
+    };
+    req.on("data", onData);
+    req.once("end", onEnd);
+    req.once("close", onClose);
+  });
+}
+
+/** One message of an enveloped body (gRPC, gRPC-Web, Connect streams): its flags and bytes. */
+export interface Envelope {
+  readonly flags: number;
+  readonly data: Buffer;
+}
+
+/** Why an enveloped body cannot be read on. */
+export class EnvelopeError extends Error {
+  override readonly name = "EnvelopeError";
+  constructor(
+    readonly kind: "too-large" | "truncated" | "closed",
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const ENVELOPE_HEADER_BYTES = 5;
+
+/**
+ * The messages of an enveloped body, as they arrive: 5 bytes of flags and
+ * length, then the message. A message over `maxBytes` or a body that ends
+ * mid-envelope throws an EnvelopeError.
+ */
+export async function* readEnvelopes(
+  req: NodeRequest,
+  maxBytes: number,
+): AsyncGenerator<Envelope, void, undefined> {
+  let pending: Buffer = Buffer.alloc(0);
+  let complete = false;
+  req.once("end", () => {
+    complete = true;
+  });
+  try {
+    for await (const chunk of req) {
+      pending =
+        pending.length === 0 ? (chunk as Buffer) : Buffer.concat([pending, chunk as Buffer]);
+      while (pending.length >= ENVELOPE_HEADER_BYTES) {
+        const length = pending.readUInt32BE(1);
+        if (length > maxBytes) {
+          throw new EnvelopeError(
+            "too-large",
+            `message size ${length} is larger than configured readMaxBytes ${maxBytes}`,
+          );
+        }
+        if (pending.length < ENVELOPE_HEADER_BYTES + length) break;
+        const flags = pending[0] as number;
+        const data = pending.subarray(ENVELOPE_HEADER_BYTES, ENVELOPE_HEADER_BYTES + length);
+        pending = pending.subarray(ENVELOPE_HEADER_BYTES + length);
+        yield { flags, data };
+      }
+    }
+  } catch (error) {
+    if (error instanceof EnvelopeError) throw error;
+    throw new EnvelopeError("closed", "the client closed the request");
+  }
+  if (!complete && !req.readableEnded) {
+    throw new EnvelopeError("closed", "the client closed the request");
+  }
+  if (pending.length > 0) {
+    throw new EnvelopeError("truncated", "protocol error: incomplete envelope");
+  }
+}
+
+/** One envelope: flags, a 4-byte big-endian length, the message. */
+export function encodeEnvelope(flags: number, data: Uint8Array): Buffer {
+  const frame = Buffer.allocUnsafe(ENVELOPE_HEADER_BYTES + data.length);
+  frame[0] = flags;
+  frame.writeUInt32BE(data.length, 1);
+  frame.set(data, ENVELOPE_HEADER_BYTES);
+  return frame;
+}

@@ -1,0 +1,243 @@
+/**
+ * The one table of error statuses (SPEC §4). `CODES` gives every code its
+ * names on the wire (Connect's `invalid_argument`, gRPC's `INVALID_ARGUMENT`),
+ * the HTTP status the Connect protocol answers it with, and the legacy HTTP
+ * status; `DOMAIN_ERRORS` maps each domain error kind to a code and a legacy
+ * status; `HTTP_ERRORS` gives each legacy status its X-Service-ErrorCode,
+ * title and the OpenAPI document's words. Every other mapping (the protocol
+ * adapters, the bridge, metrics and traces, the OpenAPI document, the front's
+ * own answers) reads from here.
+ */
+import { create } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
+import { type DomainError, ErrorKind } from "../domain/errors";
+
+/** google.rpc.ErrorInfo.domain of the errors this service raises. */
+const ERROR_DOMAIN = "docflow-api";
+
+/** Short message shown for every 5xx: details go to the log only. */
+export const INTERNAL_MESSAGE = "unexpected processing error";
+
+/**
+ * Every HTTP status the service answers with an error body: its
+ * X-Service-ErrorCode, its title, and (for the statuses any legacy operation
+ * may answer) what the OpenAPI document says of it.
+ */
+export const HTTP_ERRORS = {
+  400: {
+    errorCode: "Http.BadRequest",
+    title: "Bad Request",
+    described: "Malformed data, or a missing or invalid parameter. Nothing changes.",
+  },
+  401: {
+    errorCode: "Http.Unauthorized",
+    title: "Unauthorized",
+    described:
+      "The Authorization header is missing or wrong: unknown or disabled API client, unknown or expired token, an invalid Bearer token, or more than one Authorization header. WWW-Authenticate names the scheme(s) and, for Bearer, the error.",
+  },
+  402: {
+    errorCode: "Http.PaymentRequired",
+    title: "Payment Required",
+    described: "The organization of the box has no remaining API subscription.",
+  },
+  403: {
+    errorCode: "Http.Forbidden",
+    title: "Forbidden",
+    described:
+      'Access to the box with this token is forbidden (unknown boxes too), the Bearer token lacks the required scope (WWW-Authenticate error="insufficient_scope"), or the caller lacks the rights.',
+  },
+  404: { errorCode: "Http.NotFound", title: "Not Found", described: undefined },
+  405: {
+    errorCode: "Http.MethodNotAllowed",
+    title: "Method Not Allowed",
+    described: "Wrong HTTP method; the Allow header names the right one.",
+  },
+  408: { errorCode: "Http.RequestTimeout", title: "Request Timeout", described: undefined },
+  409: { errorCode: "Http.Conflict", title: "Conflict", described: undefined },
+  413: { errorCode: "Http.PayloadTooLarge", title: "Content Too Large", described: undefined },
+  415: {
+    errorCode: "Http.UnsupportedMediaType",
+    title: "Unsupported Media Type",
+    described: undefined,
+  },
+  431: {
+    errorCode: "Http.RequestHeaderFieldsTooLarge",
+    title: "Request Header Fields Too Large",
+    described: undefined,
+  },
+  // Never sent: a client that closed its connection reads nothing. It names the outcome in logs.
+  499: {
+    errorCode: "Http.ClientClosedRequest",
+    title: "Client Closed Request",
+    described: undefined,
+  },
+  500: {
+    errorCode: "Http.InternalServerError",
+    title: "Internal Server Error",
+    described: "Unexpected processing error.",
+  },
+  501: { errorCode: "Http.NotImplemented", title: "Not Implemented", described: undefined },
+  503: { errorCode: "Http.ServiceUnavailable", title: "Service Unavailable", described: undefined },
+  505: {
+    errorCode: "Http.VersionNotSupported",
+    title: "HTTP Version Not Supported",
+    described: undefined,
+  },
+} as const;
+export type HttpErrorStatus = keyof typeof HTTP_ERRORS;
+
+interface CodeRow {
+  /** The Connect protocol's name (`invalid_argument`); gRPC's is the same in capitals. */
+  readonly name: string;
+  /** The Connect protocol's HTTP status for an error of this code. */
+  readonly connectStatus: number;
+  /** The legacy paths' status, for errors that carry no ErrorInfo of ours. */
+  readonly legacyStatus: HttpErrorStatus;
+}
+
+/** Every code (OK aside): its names and both of its HTTP statuses. */
+export const CODES: Readonly<Record<Code, CodeRow>> = {
+  [Code.Canceled]: { name: "canceled", connectStatus: 499, legacyStatus: 499 },
+  // SPEC §4: everything unexpected is a plain 500 on the legacy paths.
+  [Code.Unknown]: { name: "unknown", connectStatus: 500, legacyStatus: 500 },
+  [Code.InvalidArgument]: { name: "invalid_argument", connectStatus: 400, legacyStatus: 400 },
+  // A missed deadline is the service's fault: a plain 500 on the legacy paths.
+  [Code.DeadlineExceeded]: { name: "deadline_exceeded", connectStatus: 504, legacyStatus: 500 },
+  [Code.NotFound]: { name: "not_found", connectStatus: 404, legacyStatus: 404 },
+  [Code.AlreadyExists]: { name: "already_exists", connectStatus: 409, legacyStatus: 409 },
+  [Code.PermissionDenied]: { name: "permission_denied", connectStatus: 403, legacyStatus: 403 },
+  // The one resource we exhaust is the request size limit; 429 would invite SDK retries.
+  [Code.ResourceExhausted]: { name: "resource_exhausted", connectStatus: 429, legacyStatus: 413 },
+  // Only the ErrorInfo reason API_SUBSCRIPTION_ENDED makes it a legacy 402.
+  [Code.FailedPrecondition]: { name: "failed_precondition", connectStatus: 400, legacyStatus: 400 },
+  [Code.Aborted]: { name: "aborted", connectStatus: 409, legacyStatus: 409 },
+  [Code.OutOfRange]: { name: "out_of_range", connectStatus: 400, legacyStatus: 400 },
+  [Code.Unimplemented]: { name: "unimplemented", connectStatus: 501, legacyStatus: 501 },
+  [Code.Internal]: { name: "internal", connectStatus: 500, legacyStatus: 500 },
+  // SPEC §4: an outage is unavailable on gRPC/Connect and a plain 500 on legacy paths.
+  [Code.Unavailable]: { name: "unavailable", connectStatus: 503, legacyStatus: 500 },
+  [Code.DataLoss]: { name: "data_loss", connectStatus: 500, legacyStatus: 500 },
+  [Code.Unauthenticated]: { name: "unauthenticated", connectStatus: 401, legacyStatus: 401 },
+};
+
+/** The Connect name of a code (`invalid_argument`). */
+export function codeName(code: Code): string {
+  return CODES[code].name;
+}
+
+/** The gRPC name of a status (`OK`, `INVALID_ARGUMENT`). */
+export function grpcStatusName(code: Code | null): string {
+  return code === null ? "OK" : CODES[code].name.toUpperCase();
+}
+
+const BY_NAME: ReadonlyMap<string, Code> = new Map(
+  (Object.keys(CODES) as unknown as Code[]).map((code) => [CODES[code].name, Number(code) as Code]),
+);
+
+/** The code a Connect name stands for; undefined for any other text. */
+export function codeOfName(name: string): Code | undefined {
+  return BY_NAME.get(name);
+}
+
+/** The code of a gRPC status number, `null` for OK; any number outside the table is Unknown. */
+export function codeOfGrpcStatus(status: number): Code | null {
+  if (status === 0) return null;
+  return CODES[status as Code] === undefined ? Code.Unknown : (status as Code);
+}
+
+interface KindRow {
+  readonly code: Code;
+  readonly httpStatus: HttpErrorStatus;
+  /** google.rpc.ErrorInfo.reason on gRPC/Connect. */
+  readonly reason: string;
+}
+
+/** Domain error kinds. */
+export const DOMAIN_ERRORS: Readonly<Record<ErrorKind, KindRow>> = {
+  [ErrorKind.InvalidArgument]: {
+    code: Code.InvalidArgument,
+    httpStatus: 400,
+    reason: "INVALID_ARGUMENT",
+  },
+  [ErrorKind.Unauthenticated]: {
+    code: Code.Unauthenticated,
+    httpStatus: 401,
+    reason: "UNAUTHENTICATED",
+  },
+  // 402 has no code of its own: failed_precondition + ErrorInfo reason, turned into 402 on legacy paths.
+  [ErrorKind.SubscriptionEnded]: {
+    code: Code.FailedPrecondition,
+    httpStatus: 402,
+    reason: "API_SUBSCRIPTION_ENDED",
+  },
+  [ErrorKind.PermissionDenied]: {
+    code: Code.PermissionDenied,
+    httpStatus: 403,
+    reason: "PERMISSION_DENIED",
+  },
+  [ErrorKind.NotFound]: { code: Code.NotFound, httpStatus: 404, reason: "NOT_FOUND" },
+  [ErrorKind.Conflict]: { code: Code.AlreadyExists, httpStatus: 409, reason: "ALREADY_EXISTS" },
+  // Only the legacy bridge raises it (an unsupported Content-Encoding); RPC protocols negotiate their own.
+  [ErrorKind.UnsupportedMediaType]: {
+    code: Code.InvalidArgument,
+    httpStatus: 415,
+    reason: "UNSUPPORTED_MEDIA_TYPE",
+  },
+  [ErrorKind.Unavailable]: { code: Code.Unavailable, httpStatus: 500, reason: "UNAVAILABLE" },
+};
+
+/**
+ * A 401's challenge (and a Bearer 403's `insufficient_scope`), SPEC §5.1:
+ * ConnectError metadata, so a response header (Connect, legacy) or
+ * header/trailer (gRPC, gRPC-Web) on every protocol.
+ */
+export const CHALLENGE_HEADER = "www-authenticate";
+
+/** The WWW-Authenticate an error carries, for the legacy answer. */
+export function challengeOf(error: ConnectError): string | undefined {
+  return error.metadata.get(CHALLENGE_HEADER) ?? undefined;
+}
+
+export function domainToConnectError(error: DomainError): ConnectError {
+  const row = DOMAIN_ERRORS[error.kind];
+  const info = create(ErrorInfoSchema, {
+    reason: row.reason,
+    domain: ERROR_DOMAIN,
+    metadata: { errorCode: error.errorCode },
+  });
+  return new ConnectError(
+    error.message,
+    row.code,
+    error.challenge ? { [CHALLENGE_HEADER]: error.challenge } : undefined,
+    [{ desc: ErrorInfoSchema, value: info }],
+    error.cause,
+  );
+}
+
+export interface LegacyError {
+  readonly status: HttpErrorStatus;
+  /** Sent as X-Service-ErrorCode. */
+  readonly errorCode: string;
+  /** Short, human-readable, safe to show. */
+  readonly message: string;
+}
+
+export function connectToLegacyError(error: ConnectError): LegacyError {
+  const info = error.findDetails(ErrorInfoSchema).find((detail) => detail.domain === ERROR_DOMAIN);
+  const row = info && Object.values(DOMAIN_ERRORS).find((r) => r.reason === info.reason);
+  const status = row?.httpStatus ?? CODES[error.code].legacyStatus;
+  return legacyError(
+    status,
+    status >= 500 ? INTERNAL_MESSAGE : error.rawMessage,
+    status >= 500 ? undefined : info?.metadata.errorCode,
+  );
+}
+
+export function legacyError(
+  status: HttpErrorStatus,
+  message: string,
+  errorCode?: string,
+): LegacyError {
+  return { status, message, errorCode: errorCode ?? HTTP_ERRORS[status].errorCode };
+}
