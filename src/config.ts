@@ -1,6 +1,7 @@
 /** Configuration, from environment variables only, checked once at start-up. */
 import { existsSync, readFileSync } from "node:fs";
 import type { JSONWebKeySet } from "jose";
+import { BEARER_ASYMMETRIC_ALGORITHMS, BEARER_MAX_SKEW_S, type BearerConfig } from "./auth/bearer-config";
 import { parseJwks } from "./auth/jwks";
 import { LOG_LEVELS, type LogLevel } from "./log";
 import { loadTracingConfig, type TracingConfig } from "./observability/otel-config";
@@ -68,35 +69,6 @@ export interface Config {
   readonly bearer: BearerConfig | undefined;
 }
 
-export interface BearerConfig {
-  readonly issuer: string;
-  readonly audience: string;
-  /** Exactly one of jwksUrl and jwks (the parsed BEARER_JWKS_FILE). */
-  readonly jwksUrl: string | undefined;
-  readonly jwks: JSONWebKeySet | undefined;
-  readonly userClaim: string;
-  readonly algorithms: readonly string[];
-  readonly clockSkewS: number;
-  readonly requiredScope: string | undefined;
-  readonly allowedClientIds: readonly string[] | undefined;
-  readonly jwksCooldownMs: number;
-}
-
-/** Asymmetric JWS algorithms; anything else (HS*, none) is refused at start-up. */
-export const BEARER_ASYMMETRIC_ALGORITHMS = [
-  "RS256",
-  "RS384",
-  "RS512",
-  "PS256",
-  "PS384",
-  "PS512",
-  "ES256",
-  "ES384",
-  "ES512",
-  "EdDSA",
-  "Ed25519",
-] as const;
-export const BEARER_MAX_SKEW_S = 120;
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";

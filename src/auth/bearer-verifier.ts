@@ -5,7 +5,7 @@
  * domain's (src/domain/bearer.ts).
  */
 import { decodeProtectedHeader, errors, jwtVerify } from "jose";
-import type { BearerConfig } from "../config";
+import type { BearerConfig } from "./bearer-config";
 import {
   type BearerClaimRules,
   type BearerFailure,

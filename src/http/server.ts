@@ -22,6 +22,7 @@ import { classify, grpcFamily } from "../protocols/classify";
 import { SHUTDOWN } from "../rpc/call";
 import { createPipeline, type MethodRoute, type Pipeline } from "../rpc/pipeline";
 import { SERVICE_VERSION } from "../version";
+import { MAX_REQUEST_BYTES } from "../wire/body";
 import { legacyError } from "../wire/errors";
 import type { NodeRequest, NodeResponse } from "../wire/http";
 import { sendError, sendMethodNotAllowed } from "../wire/plain";
@@ -53,6 +54,8 @@ export interface HttpServerOptions {
   readonly publicServices?: ReadonlySet<string>;
   /** Resolves google.protobuf.Any in JSON messages (the conformance service's). */
   readonly jsonRegistry?: Registry;
+  /** The largest RPC request message (default 1 MiB, MAX_REQUEST_BYTES). */
+  readonly maxRequestBytes?: number;
 }
 
 /** One entry of the route table: what it serves, and how. */
@@ -77,6 +80,7 @@ export function createHttpServer(
     pipeline,
     codecs: createCodecs(options.jsonRegistry),
     shutdownSignal: shutdown.signal,
+    maxRequestBytes: options.maxRequestBytes ?? MAX_REQUEST_BYTES,
   };
   const bridge = createLegacyBridge(pipeline);
   const cors = createCorsPolicy(options.corsAllowedOrigins);

@@ -23,7 +23,6 @@ import {
   ENVELOPE_HEADER_BYTES,
   type Envelope,
   EnvelopeError,
-  MAX_REQUEST_BYTES,
   readBody,
   readEnvelopes,
 } from "../wire/body";
@@ -174,7 +173,11 @@ export async function encodeMessage(
 }
 
 /** An envelope's message, decompressed as its flag and the call's coding say. */
-async function openEnvelope(settings: CallSettings, envelope: Envelope): Promise<Uint8Array> {
+async function openEnvelope(
+  settings: CallSettings,
+  envelope: Envelope,
+  maxBytes: number,
+): Promise<Uint8Array> {
   if ((envelope.flags & COMPRESSED_FLAG) === 0) return envelope.data;
   if (settings.requestCoding === "identity") {
     throw new ConnectError(
@@ -182,12 +185,16 @@ async function openEnvelope(settings: CallSettings, envelope: Envelope): Promise
       Code.Internal,
     );
   }
-  return decompressOrRefuse(envelope.data, settings.requestCoding);
+  return decompressOrRefuse(envelope.data, settings.requestCoding, maxBytes);
 }
 
-async function decompressOrRefuse(bytes: Uint8Array, coding: ContentCoding): Promise<Uint8Array> {
+async function decompressOrRefuse(
+  bytes: Uint8Array,
+  coding: ContentCoding,
+  maxBytes: number,
+): Promise<Uint8Array> {
   try {
-    return await decompress(bytes, coding, MAX_REQUEST_BYTES);
+    return await decompress(bytes, coding, maxBytes);
   } catch (error) {
     if (error instanceof BodyDecodingError && error.kind === "too-large") {
       throw new ConnectError(error.message, Code.ResourceExhausted);
@@ -207,6 +214,7 @@ const CLOSED = Symbol("closed");
  * answered before any interceptor (too large, not one envelope), or CLOSED.
  */
 async function unaryInput(
+  maxBytes: number,
   adapter: RpcAdapter,
   req: NodeRequest,
   settings: CallSettings,
@@ -220,27 +228,27 @@ async function unaryInput(
     bytes = query;
     if (settings.requestCoding !== "identity") {
       try {
-        bytes = await decompressOrRefuse(bytes, settings.requestCoding);
+        bytes = await decompressOrRefuse(bytes, settings.requestCoding, maxBytes);
       } catch (error) {
         return { refused: asConnectError(error) };
       }
     }
   } else {
     const enveloped = adapter.enveloped(route);
-    const body = await readBody(req, MAX_REQUEST_BYTES + (enveloped ? ENVELOPE_HEADER_BYTES : 0));
+    const body = await readBody(req, maxBytes + (enveloped ? ENVELOPE_HEADER_BYTES : 0));
     if (body.kind === "closed") return CLOSED;
     if (body.kind === "too-large") {
       return {
         refused: new ConnectError(
-          `message is larger than configured readMaxBytes ${MAX_REQUEST_BYTES}`,
+          `message is larger than configured readMaxBytes ${maxBytes}`,
           Code.ResourceExhausted,
         ),
       };
     }
     try {
-      bytes = enveloped ? await oneEnvelope(settings, body.bytes) : body.bytes;
+      bytes = enveloped ? await oneEnvelope(settings, body.bytes, maxBytes) : body.bytes;
       if (!enveloped && settings.requestCoding !== "identity") {
-        bytes = await decompressOrRefuse(bytes, settings.requestCoding);
+        bytes = await decompressOrRefuse(bytes, settings.requestCoding, maxBytes);
       }
     } catch (error) {
       return { refused: asConnectError(error) };
@@ -254,7 +262,11 @@ async function unaryInput(
 }
 
 /** The one message of a unary call's enveloped body. */
-async function oneEnvelope(settings: CallSettings, body: Buffer): Promise<Uint8Array> {
+async function oneEnvelope(
+  settings: CallSettings,
+  body: Buffer,
+  maxBytes: number,
+): Promise<Uint8Array> {
   if (body.length < ENVELOPE_HEADER_BYTES) {
     throw new ConnectError(
       "protocol error: missing input message for unary method",
@@ -262,9 +274,9 @@ async function oneEnvelope(settings: CallSettings, body: Buffer): Promise<Uint8A
     );
   }
   const length = body.readUInt32BE(1);
-  if (length > MAX_REQUEST_BYTES) {
+  if (length > maxBytes) {
     throw new ConnectError(
-      `message size ${length} is larger than configured readMaxBytes ${MAX_REQUEST_BYTES}`,
+      `message size ${length} is larger than configured readMaxBytes ${maxBytes}`,
       Code.ResourceExhausted,
     );
   }
@@ -277,27 +289,32 @@ async function oneEnvelope(settings: CallSettings, body: Buffer): Promise<Uint8A
       Code.Unimplemented,
     );
   }
-  return openEnvelope(settings, {
-    flags: body[0] as number,
-    data: body.subarray(ENVELOPE_HEADER_BYTES),
-  });
+  return openEnvelope(
+    settings,
+    { flags: body[0] as number, data: body.subarray(ENVELOPE_HEADER_BYTES) },
+    maxBytes,
+  );
 }
 
 /** A stream's messages, decoded as they arrive; an end-of-stream flag ends them. */
 async function* streamInputs(
+  maxBytes: number,
   req: NodeRequest,
   settings: CallSettings,
   route: MethodRoute,
 ): AsyncGenerator<Message> {
   try {
-    for await (const envelope of readEnvelopes(req, MAX_REQUEST_BYTES)) {
+    for await (const envelope of readEnvelopes(req, maxBytes)) {
       if ((envelope.flags & ~COMPRESSED_FLAG) !== 0) {
         throw new ConnectError(
           `protocol error: invalid envelope flags ${envelope.flags}`,
           Code.InvalidArgument,
         );
       }
-      yield settings.codec.parse(route.method.input, await openEnvelope(settings, envelope));
+      yield settings.codec.parse(
+        route.method.input,
+        await openEnvelope(settings, envelope, maxBytes),
+      );
     }
   } catch (error) {
     if (error instanceof EnvelopeError) {
@@ -328,6 +345,8 @@ export interface ServeOptions {
   readonly codecs: Codecs;
   /** connect's own shutdown signal, for streams (src/rpc/call.ts). */
   readonly shutdownSignal: AbortSignal;
+  /** The largest request message, in bytes (default MAX_REQUEST_BYTES). */
+  readonly maxRequestBytes: number;
 }
 
 /** Serves one call of `route` with `adapter`, the classifier's choice. */
@@ -366,7 +385,7 @@ export async function serveRpc(
     responseHeader: { "content-type": adapter.contentType(settings) },
   };
   if (route.spec.kind === "unary") {
-    const input = await unaryInput(adapter, req, settings, route);
+    const input = await unaryInput(options.maxRequestBytes, adapter, req, settings, route);
     if (input === CLOSED) return;
     if ("refused" in input) {
       refuse(input.refused);
@@ -401,7 +420,7 @@ export async function serveRpc(
     options.pipeline.interceptors,
     options.shutdownSignal,
     init,
-    streamInputs(req, settings, route),
+    streamInputs(options.maxRequestBytes, req, settings, route),
   );
   let error: ConnectError | null = null;
   let started = false;

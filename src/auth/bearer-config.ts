@@ -1,0 +1,36 @@
+/**
+ * What Bearer tokens are configured with (SPEC §5.1), as src/config.ts reads
+ * it from the environment: the verifier's settings, and the limits config
+ * checks them against.
+ */
+import type { JSONWebKeySet } from "jose";
+
+export interface BearerConfig {
+  readonly issuer: string;
+  readonly audience: string;
+  /** Exactly one of jwksUrl and jwks (the parsed BEARER_JWKS_FILE). */
+  readonly jwksUrl: string | undefined;
+  readonly jwks: JSONWebKeySet | undefined;
+  readonly userClaim: string;
+  readonly algorithms: readonly string[];
+  readonly clockSkewS: number;
+  readonly requiredScope: string | undefined;
+  readonly allowedClientIds: readonly string[] | undefined;
+  readonly jwksCooldownMs: number;
+}
+
+/** Asymmetric JWS algorithms; anything else (HS*, none) is refused at start-up. */
+export const BEARER_ASYMMETRIC_ALGORITHMS = [
+  "RS256",
+  "RS384",
+  "RS512",
+  "PS256",
+  "PS384",
+  "PS512",
+  "ES256",
+  "ES384",
+  "ES512",
+  "EdDSA",
+  "Ed25519",
+] as const;
+export const BEARER_MAX_SKEW_S = 120;

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# The Connect conformance suite (Go module connectrpc.com/conformance, server
+# mode) against test/conformance/server.ts: ConformanceService served through
+# the service's own front door. Builds the runner from the Go module proxy and
+# the suite's protos from the module cache (nothing of them is committed),
+# then runs it with test/conformance/config.yaml and the deliberate
+# differences in known-failing.txt. Exits non-zero on any other failure.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+VERSION=v1.0.7
+OUT=test-results/conformance
+mkdir -p "$OUT/bin"
+export PATH="$PWD/node_modules/.bin:$PATH"
+
+if ! "$OUT/bin/connectconformance" --version 2>/dev/null | grep -q "${VERSION#v}"; then
+  GOBIN="$PWD/$OUT/bin" go install "connectrpc.com/conformance/cmd/connectconformance@$VERSION"
+fi
+dir=$(go mod download -json "connectrpc.com/conformance@$VERSION" \
+  | node -e 'let s="";process.stdin.on("data",c=>s+=c).on("end",()=>process.stdout.write(JSON.parse(s).Dir))')
+if [ ! -s "$OUT/image.binpb" ] || [ "$(cat "$OUT/image.version" 2>/dev/null)" != "$VERSION" ]; then
+  buf build "$dir" --as-file-descriptor-set --exclude-source-info -o "$OUT/image.binpb"
+  echo "$VERSION" > "$OUT/image.version"
+fi
+
+# One call that never ends stalls the runner, which has no limit of its own.
+timeout --kill-after=15 "${CONFORMANCE_TIMEOUT_S:-1200}" "$OUT/bin/connectconformance" \
+  --mode server --conf test/conformance/config.yaml \
+  --known-failing @test/conformance/known-failing.txt \
+  "$@" -- tsx test/conformance/server.ts

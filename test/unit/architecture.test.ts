@@ -1,0 +1,108 @@
+/**
+ * The rooms of src/ and what each may import (README "Architecture"; this
+ * table and that one are the same). Imports run downwards only: a room may
+ * import the rooms below it, never one above, so no two rooms import each
+ * other. This test reads every import of every file and fails on any other.
+ */
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { describe, expect, it } from "vitest";
+
+const SRC = new URL("../../src/", import.meta.url).pathname;
+
+/** Each room's files (by path under src/) and the rooms it may import, bottom first. */
+const ROOMS: Record<string, { readonly files: RegExp; readonly mayImport: readonly string[] }> = {
+  domain: { files: /^domain\//, mayImport: [] },
+  base: { files: /^(log|version)\.ts$/, mayImport: [] },
+  wire: { files: /^wire\//, mayImport: ["domain", "gen"] },
+  storage: { files: /^storage\//, mayImport: ["domain"] },
+  auth: { files: /^auth\//, mayImport: ["domain", "base"] },
+  fixtures: { files: /^fixtures\//, mayImport: ["domain", "storage"] },
+  deps: { files: /^deps\.ts$/, mayImport: ["domain", "storage", "auth", "base"] },
+  rpc: { files: /^rpc\//, mayImport: ["domain", "wire", "deps", "base", "gen"] },
+  protocols: { files: /^protocols\//, mayImport: ["rpc", "wire"] },
+  legacy: { files: /^legacy\//, mayImport: ["rpc", "protocols", "wire", "domain", "gen"] },
+  observability: { files: /^observability\//, mayImport: ["rpc", "wire", "base"] },
+  config: { files: /^config\.ts$/, mayImport: ["auth", "observability", "base"] },
+  http: {
+    files: /^http\//,
+    mayImport: [
+      "domain",
+      "base",
+      "wire",
+      "deps",
+      "rpc",
+      "protocols",
+      "legacy",
+      "observability",
+      "config",
+      "gen",
+    ],
+  },
+  main: { files: /^main\.ts$/, mayImport: ["*"] },
+  tools: { files: /^tools\//, mayImport: ["*"] },
+};
+
+function roomOf(path: string): string {
+  if (path.startsWith("../gen/")) return "gen";
+  for (const [room, { files }] of Object.entries(ROOMS)) if (files.test(path)) return room;
+  throw new Error(`${path} is in no room: add it to ROOMS and to the README's table`);
+}
+
+function sources(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .filter((f) => f.endsWith(".ts"))
+    .map((f) => join(dir, f));
+}
+
+/** Every relative import of a file (static and dynamic), as a path under src/. */
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  const specifiers = [
+    ...text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+"(\.[^"]+)"/gms),
+    ...text.matchAll(/import\(\s*"(\.[^"]+)"\s*\)/g),
+  ].map((m) => m[1] as string);
+  return specifiers.map((s) => {
+    const target = relative(SRC, join(dirname(file), s));
+    return target.endsWith(".ts") ? target : `${target}.ts`;
+  });
+}
+
+describe("the rooms of src/ import downwards only", () => {
+  const files = sources(SRC).map((f) => relative(SRC, f));
+
+  it("every file is in a room", () => {
+    for (const file of files) expect(() => roomOf(file), file).not.toThrow();
+  });
+
+  it("every import is one its room may make", () => {
+    const broken: string[] = [];
+    for (const file of files) {
+      const from = roomOf(file);
+      const allowed = ROOMS[from]?.mayImport ?? [];
+      for (const target of importsOf(join(SRC, file))) {
+        const to = roomOf(target);
+        if (to !== from && !allowed.includes("*") && !allowed.includes(to)) {
+          broken.push(`${file} (${from}) imports ${target} (${to})`);
+        }
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it("the rules have no cycle: a room never allows one that allows it", () => {
+    for (const [room, { mayImport }] of Object.entries(ROOMS)) {
+      for (const other of mayImport) {
+        expect(ROOMS[other]?.mayImport ?? [], `${room} ↔ ${other}`).not.toContain(room);
+      }
+    }
+  });
+
+  it("the test reads imports: a file that imports upwards is caught", () => {
+    // The reader itself, on a made-up line: an upward import is found and resolved.
+    const sample = join(SRC, "wire", "sample.ts");
+    const specifier = relative(SRC, join(dirname(sample), "../http/server"));
+    expect(roomOf(`${specifier}.ts`)).toBe("http");
+    expect(ROOMS.wire?.mayImport).not.toContain("http");
+  });
+});
