@@ -1,7 +1,11 @@
 /** Configuration, from environment variables only, checked once at start-up. */
 import { existsSync, readFileSync } from "node:fs";
 import type { JSONWebKeySet } from "jose";
-import { BEARER_ASYMMETRIC_ALGORITHMS, BEARER_MAX_SKEW_S, type BearerConfig } from "./auth/bearer-config";
+import {
+  BEARER_ASYMMETRIC_ALGORITHMS,
+  BEARER_MAX_SKEW_S,
+  type BearerConfig,
+} from "./auth/bearer-config";
 import { parseJwks } from "./auth/jwks";
 import { LOG_LEVELS, type LogLevel } from "./log";
 import { loadTracingConfig, type TracingConfig } from "./observability/otel-config";
@@ -68,7 +72,6 @@ export interface Config {
   /** Bearer tokens (SPEC §5.1); undefined: off. */
   readonly bearer: BearerConfig | undefined;
 }
-
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";

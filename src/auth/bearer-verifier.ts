@@ -5,7 +5,6 @@
  * domain's (src/domain/bearer.ts).
  */
 import { decodeProtectedHeader, errors, jwtVerify } from "jose";
-import type { BearerConfig } from "./bearer-config";
 import {
   type BearerClaimRules,
   type BearerFailure,
@@ -18,6 +17,7 @@ import { DomainError, ErrorKind } from "../domain/errors";
 import type { Caller } from "../domain/model";
 import type { Clock } from "../domain/ports";
 import type { Logger } from "../log";
+import type { BearerConfig } from "./bearer-config";
 import { fileKeySource, JwksUnavailable, type KeySource, remoteKeySource } from "./jwks";
 
 export interface BearerSettings extends BearerClaimRules {

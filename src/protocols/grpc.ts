@@ -2,8 +2,8 @@
  * gRPC (over HTTP/2): `application/grpc[+proto|+json]`, POST, enveloped
  * messages, `grpc-timeout`, `grpc-encoding` / `grpc-accept-encoding`, the
  * status in trailers (`grpc-status`, `grpc-message`,
- * `grpc-status-details-bin`). An error before any message is one HEADERS
- * frame with the status (trailers-only), as gRPC servers answer.
+ * `grpc-status-details-bin`), after the headers, also for an error before
+ * any message.
  */
 import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
 import { ACCEPTED_CODINGS, answerCoding, codingOf } from "../wire/compression";
@@ -133,16 +133,16 @@ export const grpc: RpcAdapter = {
       res.destroy();
       return;
     }
-    // Trailers-only: the status and everything else in the one header block.
+    // Headers, then the status in trailers (not trailers-only): grpc-go reads a
+    // trailers-only answer's header fields as trailers, losing the headers a
+    // handler set before it failed.
     res.statusCode = 200;
     setHeaders(res, headers, RESERVED);
     res.setHeader(
       "content-type",
       settings?.codec.binary === false ? "application/grpc+json" : "application/grpc+proto",
     );
-    const all = trailersOf({ responseTrailer: trailers }, error);
-    for (const [name, value] of Object.entries(all)) res.setHeader(name, value);
-    res.end();
+    endWithTrailers(res, trailersOf({ responseTrailer: trailers }, error));
   },
 
   writeStreamHead(res, settings, context: HandlerContext) {

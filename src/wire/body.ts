@@ -87,21 +87,38 @@ export const ENVELOPE_HEADER_BYTES = 5;
 /**
  * The messages of an enveloped body, as they arrive: 5 bytes of flags and
  * length, then the message. A message over `maxBytes` or a body that ends
- * mid-envelope throws an EnvelopeError.
+ * mid-envelope throws an EnvelopeError. Whenever the reader stops (done,
+ * failed, or no longer wanted), the rest of the body is read and dropped,
+ * never left unread: a client still uploading (HTTP/2 flow control, an
+ * HTTP/1.1 keep-alive connection) must be able to finish.
  */
 export async function* readEnvelopes(
   req: NodeRequest,
   maxBytes: number,
 ): AsyncGenerator<Envelope, void, undefined> {
+  const chunks: Buffer[] = [];
+  let ended = false;
+  let closed = false;
+  let wake: (() => void) | undefined;
+  const onData = (chunk: Buffer) => {
+    chunks.push(chunk);
+    req.pause();
+    wake?.();
+  };
+  const onEnd = () => {
+    ended = true;
+    wake?.();
+  };
+  const onClose = () => {
+    closed = true;
+    wake?.();
+  };
+  req.on("data", onData);
+  req.once("end", onEnd);
+  req.once("close", onClose);
   let pending: Buffer = Buffer.alloc(0);
-  let complete = false;
-  req.once("end", () => {
-    complete = true;
-  });
   try {
-    for await (const chunk of req) {
-      pending =
-        pending.length === 0 ? (chunk as Buffer) : Buffer.concat([pending, chunk as Buffer]);
+    for (;;) {
       while (pending.length >= ENVELOPE_HEADER_BYTES) {
         const length = pending.readUInt32BE(1);
         if (length > maxBytes) {
@@ -116,16 +133,28 @@ export async function* readEnvelopes(
         pending = pending.subarray(ENVELOPE_HEADER_BYTES + length);
         yield { flags, data };
       }
+      const chunk = chunks.shift();
+      if (chunk) {
+        pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+        continue;
+      }
+      if (ended) break;
+      if (closed) throw new EnvelopeError("closed", "the client closed the request");
+      await new Promise<void>((resolve) => {
+        wake = resolve;
+        req.resume();
+      });
+      wake = undefined;
     }
-  } catch (error) {
-    if (error instanceof EnvelopeError) throw error;
-    throw new EnvelopeError("closed", "the client closed the request");
-  }
-  if (!complete && !req.readableEnded) {
-    throw new EnvelopeError("closed", "the client closed the request");
-  }
-  if (pending.length > 0) {
-    throw new EnvelopeError("truncated", "protocol error: incomplete envelope");
+    if (pending.length > 0) {
+      throw new EnvelopeError("truncated", "protocol error: incomplete envelope");
+    }
+  } finally {
+    req.off("data", onData);
+    req.off("end", onEnd);
+    req.off("close", onClose);
+    // Whatever is left is read and dropped.
+    req.resume();
   }
 }
 

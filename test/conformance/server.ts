@@ -81,7 +81,8 @@ interface ServerCompatRequest {
 }
 
 const imagePath =
-  process.env.CONFORMANCE_IMAGE ?? new URL("../../test-results/conformance/image.binpb", import.meta.url).pathname;
+  process.env.CONFORMANCE_IMAGE ??
+  new URL("../../test-results/conformance/image.binpb", import.meta.url).pathname;
 const registry: FileRegistry = createFileRegistry(
   fromBinary(FileDescriptorSetSchema, readFileSync(imagePath)),
 );
@@ -255,7 +256,10 @@ function routes(router: ConnectRouter): ConnectRouter {
       for (; sent < def.responseData.length; sent++) {
         await sleep(def.responseDelayMs, ctx.signal);
         yield {
-          payload: payload(def.responseData[sent], sent === 0 ? requestInfo(ctx, pending) : undefined),
+          payload: payload(
+            def.responseData[sent],
+            sent === 0 ? requestInfo(ctx, pending) : undefined,
+          ),
         };
       }
       if (def.error !== undefined) {
