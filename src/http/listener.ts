@@ -14,6 +14,8 @@ import type { NodeRequest, NodeResponse } from "../wire/http";
 import { rawErrorResponse, sendError } from "../wire/plain";
 
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+/** SETTINGS_MAX_CONCURRENT_STREAMS of every HTTP/2 connection. */
+export const MAX_CONCURRENT_STREAMS = 256;
 
 export type RequestHandler = (req: NodeRequest, res: NodeResponse) => void;
 
@@ -149,7 +151,12 @@ export function createListener(
     socket.destroy();
   });
 
-  const h2 = http2.createServer({}, onRequest(true));
+  // A bound on streams open at once per connection, advertised in SETTINGS:
+  // a client cannot hold more calls in flight on one connection than this.
+  const h2 = http2.createServer(
+    { settings: { maxConcurrentStreams: MAX_CONCURRENT_STREAMS } },
+    onRequest(true),
+  );
   h2.on("session", (session) => {
     sessions.add(session);
     let open = 0;
@@ -186,17 +193,25 @@ export function createListener(
       closed("first-byte-timeout");
       socket.destroy();
     });
-    socket.once("data", (first: Buffer) => {
+    // HTTP/2 or HTTP/1.1, by the first bytes: while they are a beginning of the
+    // h2 preface (an HTTP/1.1 request line may arrive one byte at a time),
+    // more are awaited, within the first-byte timeout.
+    let seen: Buffer = Buffer.alloc(0);
+    const onData = (chunk: Buffer) => {
+      seen = seen.length === 0 ? chunk : Buffer.concat([seen, chunk]);
+      const n = Math.min(seen.length, H2_PREFACE.length);
+      const prefix = seen.subarray(0, n).equals(H2_PREFACE.subarray(0, n));
+      if (prefix && n < H2_PREFACE.length) return;
+      socket.off("data", onData);
       socket.setTimeout(0);
       socket.pause();
-      socket.unshift(first);
-      const n = Math.min(first.length, H2_PREFACE.length);
-      const isH2 = first.subarray(0, n).equals(H2_PREFACE.subarray(0, n));
-      if (isH2) h2Sockets.add(socket);
+      socket.unshift(seen);
+      if (prefix) h2Sockets.add(socket);
       // The h2 session reads the bytes put back itself; the h1 parser needs the socket flowing.
-      (isH2 ? h2 : h1).emit("connection", socket);
-      if (!isH2) socket.resume();
-    });
+      (prefix ? h2 : h1).emit("connection", socket);
+      if (!prefix) socket.resume();
+    };
+    socket.on("data", onData);
   });
 
   return {

@@ -71,6 +71,31 @@ describe("time to first byte (FIRST_BYTE_TIMEOUT_MS)", () => {
     for (const ms of await Promise.all(silent.map((c) => c.closed))) expectClosedAt(ms, 300);
     expect(silent.every((c) => c.received() === "")).toBe(true);
   });
+
+  it("a connection that sends only the start of the h2c preface is closed by the same limit: not yet HTTP/2", async () => {
+    const c = await connect(h);
+    c.socket.write("PRI * HTTP/2.0\r\n");
+    await othersAreServed(h);
+    expectClosedAt(await c.closed, 300);
+    expect(c.received()).toBe("");
+  });
+
+  it("an HTTP/1.1 request line sent a byte at a time is still HTTP/1.1", async () => {
+    const c = await connect(h);
+    for (const byte of "PUT /livez HTTP/1.1\r\nHost: x\r\n\r\n") {
+      c.socket.write(byte);
+      await new Promise((r) => setImmediate(r));
+    }
+    await new Promise<void>((resolve) => {
+      const check = () => {
+        if (c.received().includes("\r\n\r\n")) resolve();
+      };
+      c.socket.on("data", check);
+      check();
+    });
+    expect(c.received()).toMatch(/^HTTP\/1\.1 405 /);
+    c.socket.destroy();
+  });
 });
 
 describe("HTTP/1.1 headers (HEADERS_TIMEOUT_MS)", () => {
@@ -192,12 +217,5 @@ describe("idle cleartext HTTP/2 sessions (H2_IDLE_TIMEOUT_MS)", () => {
     });
     expect(status).toBe(200);
     expectClosedAt(await closed, 400);
-  });
-
-  it("a partial h2c preface is closed by the same limit", async () => {
-    const c = await connect(h);
-    c.socket.write("PRI * HTTP/2.0\r\n");
-    await othersAreServed(h);
-    expectClosedAt(await c.closed, 400);
   });
 });
