@@ -7,6 +7,10 @@ export default defineConfig({
     root: fileURLToPath(new URL("..", import.meta.url)),
     setupFiles: ["./test/support/leak-check.ts"],
     globalSetup: ["./test/support/process-check.ts"],
+    // Two files at a time whatever the core count (vitest's default is one
+    // fewer than the cores: one worker on a two-core machine). Most of the
+    // suite waits on sockets, timers and child processes, not on the CPU.
+    maxWorkers: 2,
     testTimeout: 60_000,
     hookTimeout: 60_000,
     reporters: ["default", "./test/support/summary-reporter.ts"],

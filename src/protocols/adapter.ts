@@ -181,7 +181,7 @@ async function openEnvelope(
   if ((envelope.flags & COMPRESSED_FLAG) === 0) return envelope.data;
   if (settings.requestCoding === "identity") {
     throw new ConnectError(
-      "protocol error: received compressed message without an encoding",
+      "received compressed envelope, but do not know how to decompress",
       Code.Internal,
     );
   }
@@ -197,12 +197,12 @@ async function decompressOrRefuse(
     return await decompress(bytes, coding, maxBytes);
   } catch (error) {
     if (error instanceof BodyDecodingError && error.kind === "too-large") {
-      throw new ConnectError(error.message, Code.ResourceExhausted);
+      throw new ConnectError(
+        `message is larger than configured readMaxBytes ${maxBytes} after decompression`,
+        Code.ResourceExhausted,
+      );
     }
-    throw new ConnectError(
-      error instanceof Error ? error.message : "bad data",
-      Code.InvalidArgument,
-    );
+    throw new ConnectError("decompression failed", Code.InvalidArgument);
   }
 }
 
@@ -281,7 +281,10 @@ async function oneEnvelope(
     );
   }
   if (body.length < ENVELOPE_HEADER_BYTES + length) {
-    throw new ConnectError("protocol error: incomplete envelope", Code.InvalidArgument);
+    throw new ConnectError(
+      `protocol error: promised ${length} bytes in enveloped message, got ${body.length - ENVELOPE_HEADER_BYTES} bytes`,
+      Code.InvalidArgument,
+    );
   }
   if (body.length > ENVELOPE_HEADER_BYTES + length) {
     throw new ConnectError(

@@ -5,7 +5,7 @@
  * `grpc-status-details-bin` google.rpc.Status) and metadata headers, binary
  * ones in base64. Codes and their names come from the error table.
  */
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create, toBinary, toJson } from "@bufbuild/protobuf";
 import { base64Encode } from "@bufbuild/protobuf/wire";
 import { AnySchema, anyPack } from "@bufbuild/protobuf/wkt";
 import type { ConnectError } from "@connectrpc/connect";
@@ -21,15 +21,34 @@ function detailsAsAny(error: ConnectError) {
   );
 }
 
+/**
+ * The optional human-readable form of a typed detail (the Connect protocol's
+ * `debug` key); none for details that came off the wire, or that JSON cannot
+ * write (an Any whose type is unknown).
+ */
+function debugJson(detail: ConnectError["details"][number] | undefined): unknown {
+  if (detail === undefined || !("desc" in detail)) return undefined;
+  try {
+    return toJson(detail.desc, create(detail.desc, detail.value));
+  } catch {
+    return undefined;
+  }
+}
+
 /** The Connect protocol's error object: `{code, message?, details?}`. */
 export function connectErrorJson(error: ConnectError): Record<string, unknown> {
   const json: Record<string, unknown> = { code: codeName(error.code) };
   if (error.rawMessage.length > 0) json.message = error.rawMessage;
   if (error.details.length > 0) {
-    json.details = detailsAsAny(error).map((any) => ({
-      type: any.typeUrl.slice(any.typeUrl.lastIndexOf("/") + 1),
-      value: base64Encode(any.value, "std_raw"),
-    }));
+    json.details = detailsAsAny(error).map((any, index) => {
+      const entry: Record<string, unknown> = {
+        type: any.typeUrl.slice(any.typeUrl.lastIndexOf("/") + 1),
+        value: base64Encode(any.value, "std_raw"),
+      };
+      const debug = debugJson(error.details[index]);
+      if (debug !== undefined) entry.debug = debug;
+      return entry;
+    });
   }
   return json;
 }
