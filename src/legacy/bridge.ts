@@ -8,13 +8,13 @@
  */
 import type { DescMessage, Message } from "@bufbuild/protobuf";
 import { toBinary } from "@bufbuild/protobuf";
-import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
+import type { ConnectError } from "@connectrpc/connect";
 import type { FrontCall } from "../protocols/adapter";
 import { callUnary, Undecodable } from "../rpc/call";
 import type { Pipeline } from "../rpc/pipeline";
 import { COMPRESS_MIN_BYTES, compress, negotiateCoding } from "../wire/compression";
 import { CHALLENGE_HEADER, challengeOf, connectToLegacyError } from "../wire/errors";
-import { type NodeRequest, type NodeResponse, requestHeaders } from "../wire/http";
+import { clientGone, type NodeRequest, type NodeResponse, requestHeaders } from "../wire/http";
 import { addVary, sendError, sendMethodNotAllowed, wantsJson } from "../wire/plain";
 import { decodeRequest } from "./decode";
 import { type LegacyRoute, legacyRoutesOf } from "./http-rules";
@@ -71,18 +71,14 @@ export function createLegacyBridge(pipeline: Pipeline): LegacyBridge {
         );
         return;
       }
-      const abort = new AbortController();
-      res.once("close", () => {
-        if (!res.writableFinished)
-          abort.abort(new ConnectError("the client went away", Code.Canceled));
-      });
+      const gone = clientGone(res);
       // A request that cannot be decoded still runs the interceptors: without
       // valid credentials it is a 401 first, as the order of checks says.
       let input: Message | Undecodable;
       try {
         input = await decodeRequest(route, req, query);
       } catch (error) {
-        if (abort.signal.aborted) return;
+        if (gone.aborted) return;
         input = new Undecodable(error);
       }
       const outcome = await callUnary(
@@ -94,7 +90,7 @@ export function createLegacyBridge(pipeline: Pipeline): LegacyBridge {
           url: route.path,
           timeoutMs: undefined,
           requestHeader: requestHeaders(req),
-          requestSignal: abort.signal,
+          requestSignal: gone,
           values: front.values,
         },
         input,
@@ -104,7 +100,7 @@ export function createLegacyBridge(pipeline: Pipeline): LegacyBridge {
         writeError(req, res, outcome.error);
         return;
       }
-      await writeAnswer(req, res, route.method.output, outcome.output, outcome.context);
+      await writeAnswer(req, res, route.method.output, outcome.output);
     },
   };
 }
@@ -115,7 +111,6 @@ async function writeAnswer(
   res: NodeResponse,
   schema: DescMessage,
   message: Message,
-  _context: HandlerContext,
 ): Promise<void> {
   const asJson = wantsJson(req);
   res.statusCode = 200;

@@ -34,6 +34,7 @@ import {
   decompress,
 } from "../wire/compression";
 import {
+  clientGone,
   headerOf,
   type NodeRequest,
   type NodeResponse,
@@ -332,15 +333,6 @@ async function* streamInputs(
     }
     throw error;
   }
-}
-
-/** Aborted when the answer's stream closes before it was finished: the client went away. */
-function clientGone(res: NodeResponse): AbortSignal {
-  const abort = new AbortController();
-  res.once("close", () => {
-    if (!res.writableFinished) abort.abort(new ConnectError("the client went away", Code.Canceled));
-  });
-  return abort.signal;
 }
 
 export interface ServeOptions {

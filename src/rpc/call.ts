@@ -50,6 +50,14 @@ export interface CallInit {
   readonly responseHeader?: HeadersInit;
 }
 
+/**
+ * The reason a call's signal is aborted with once the call is over (which
+ * ends the client's deadline timer and unhooks the signal from the client's):
+ * one constant, because an abort without a reason builds a DOMException,
+ * stack trace and all, on every call.
+ */
+const FINISHED = new ConnectError("the call has finished", Code.Canceled);
+
 /** The reason `shutdownSignal` aborts with: a call can tell shutdown from the client leaving. */
 export const SHUTDOWN = new ConnectError("the server is shutting down", Code.Unavailable);
 
@@ -140,14 +148,15 @@ export async function callUnary(
     } as UnaryRequest);
     copyInto(res.header, context.responseHeader);
     copyInto(res.trailer, context.responseTrailer);
+    // The client's deadline timer, if it gave one, must not outlive the call.
+    // Without one nothing is left to end: the signals are this call's alone.
+    if (init.timeoutMs !== undefined) context.abort(FINISHED);
     return { context, output: res.message as Message };
   } catch (error) {
     const e = asConnectError(error);
+    // Tells whatever still listens (a query in flight) that the call failed.
     context.abort(e);
     return { context, error: e };
-  } finally {
-    // Ends the deadline's timer and every listener on the call's signal.
-    context.abort();
   }
 }
 
@@ -240,7 +249,7 @@ export function callStream(
       context.abort(e);
       throw e;
     } finally {
-      context.abort();
+      context.abort(FINISHED);
     }
   }
   return { context, outputs: outputs() };

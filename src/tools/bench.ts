@@ -21,10 +21,17 @@
  * with itself under those node flag sets instead (they replace the start
  * script's flags; NAME=value words set the environment of that variant),
  * e.g. "--max-semi-space-size=4|--max-semi-space-size=16 MALLOC_ARENA_MAX=2".
+ *
+ * `npm run bench -- --against REV` compares the service with itself at
+ * another commit (built in a git worktree of its own, sharing node_modules),
+ * interleaved, after checking that both give the same answers.
+ *
+ * BENCH_HTTP_GENERATOR=wrk drives the HTTP scenarios with wrk (on PATH)
+ * instead of autocannon: a second, independent measure of the same calls.
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import http from "node:http";
 import os from "node:os";
 import { join } from "node:path";
@@ -58,6 +65,7 @@ import {
   startServer,
   stopAll,
 } from "./bench/processes";
+import { prepareWrk, wrkArgs } from "./bench/wrk";
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const script = (name: string) => fileURLToPath(new URL(`./bench/${name}`, import.meta.url));
@@ -68,9 +76,9 @@ const NODE_TS = [process.execPath, "--import", "tsx"];
  * command after `exec` in package.json's start script (flags included, and
  * the environment `exec env NAME=value … node` sets).
  */
-function serviceCommand(): { argv: string[]; env: Record<string, string> } {
-  execFileSync("npm", ["run", "-s", "build"], { cwd: ROOT, stdio: "inherit" });
-  const pkg = JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as {
+function serviceCommand(root = ROOT): { argv: string[]; env: Record<string, string> } {
+  execFileSync("npm", ["run", "-s", "build"], { cwd: root, stdio: "inherit" });
+  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8")) as {
     scripts: Record<string, string>;
   };
   const start = /exec (?:env ((?:[A-Z_][A-Z0-9_]*=\S+\s+)+))?node (.+)$/.exec(
@@ -84,7 +92,30 @@ function serviceCommand(): { argv: string[]; env: Record<string, string> } {
       .filter((word) => word !== "")
       .map((word) => [word.slice(0, word.indexOf("=")), word.slice(word.indexOf("=") + 1)]),
   );
-  return { argv: [process.execPath, ...start[2].trim().split(/\s+/)], env };
+  const [script, ...flags] = start[2].trim().split(/\s+/).reverse();
+  return {
+    argv: [process.execPath, ...flags.reverse(), join(root, script ?? "dist/main.js")],
+    env,
+  };
+}
+
+/**
+ * `--against REV`: the service at another commit, checked out in a git
+ * worktree under `dir` that shares this checkout's node_modules, built and
+ * started as that commit's own start script says.
+ */
+function serviceAt(
+  rev: string,
+  dir: string,
+): { argv: string[]; env: Record<string, string>; cwd: string } {
+  const tree = join(dir, `service-${rev.replace(/[^A-Za-z0-9._-]/g, "_")}`);
+  execFileSync("git", ["worktree", "add", "--detach", "--force", tree, rev], {
+    cwd: ROOT,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
+  worktrees.push(tree);
+  symlinkSync(join(ROOT, "node_modules"), join(tree, "node_modules"), "dir");
+  return { ...serviceCommand(tree), cwd: tree };
 }
 
 type SideName =
@@ -95,6 +126,8 @@ type SideName =
   | "metrics-on"
   | "tracing-off"
   | "tracing-100"
+  /** --against REV: the service at another commit. */
+  | `service@${string}`
   /** BENCH_NODE_FLAGS: the service with other node flags. */
   | `node ${string}`;
 
@@ -104,6 +137,10 @@ interface Variant {
   readonly env: Record<string, string>;
   /** Replaces the node flags of the start script. */
   readonly nodeFlags?: readonly string[];
+  /** Replaces the whole command (--against: another commit's build). */
+  readonly command?: readonly string[];
+  /** Where that command runs (--against: the other commit's worktree). */
+  readonly cwd?: string;
 }
 
 /** The observability configurations, in the order they run. */
@@ -167,6 +204,10 @@ interface Options {
   readonly observability: boolean;
   /** BENCH_NODE_FLAGS ("flags|flags|…"): compare the service under node flag sets instead. */
   readonly nodeFlags: readonly (readonly string[])[];
+  /** --against REV: compare the service with itself at another commit instead. */
+  readonly against: string | undefined;
+  /** BENCH_HTTP_GENERATOR: autocannon (default) or wrk. */
+  readonly httpGenerator: "autocannon" | "wrk";
 }
 
 function readOptions(): Options {
@@ -196,7 +237,21 @@ function readOptions(): Options {
   const args = process.argv.slice(2);
   const jsonAt = args.indexOf("--json");
   const jsonArg = jsonAt === -1 ? undefined : args[jsonAt + 1];
+  const againstAt = args.indexOf("--against");
+  const against = againstAt === -1 ? undefined : args[againstAt + 1];
+  if (againstAt !== -1 && (against === undefined || against.startsWith("--"))) {
+    throw new Error("--against needs a commit, e.g. --against af2a728");
+  }
+  const httpGenerator = process.env.BENCH_HTTP_GENERATOR?.trim() || "autocannon";
+  if (httpGenerator !== "autocannon" && httpGenerator !== "wrk") {
+    throw new Error("BENCH_HTTP_GENERATOR must be autocannon or wrk");
+  }
+  if (httpGenerator === "wrk" && onPath("wrk") === undefined) {
+    throw new Error("BENCH_HTTP_GENERATOR=wrk, but wrk is not on PATH (apt-get install wrk)");
+  }
   return {
+    against,
+    httpGenerator,
     observability: args.includes("--observability") || process.env.BENCH_OBSERVABILITY === "1",
     nodeFlags: (process.env.BENCH_NODE_FLAGS ?? "").includes("|")
       ? (process.env.BENCH_NODE_FLAGS ?? "").split("|").map((set) =>
@@ -226,6 +281,7 @@ let embedded: EmbeddedServer | undefined;
 let database: Database | undefined;
 let external = false;
 let tempDir: string | undefined;
+const worktrees: string[] = [];
 let cleaning: Promise<void> | undefined;
 let interrupted = false;
 
@@ -241,6 +297,16 @@ function cleanup(): Promise<void> {
       await database.close().catch(() => undefined);
     }
     await embedded?.stop();
+    for (const tree of worktrees) {
+      try {
+        execFileSync("git", ["worktree", "remove", "--force", tree], {
+          cwd: ROOT,
+          stdio: "ignore",
+        });
+      } catch {
+        // removed with the temporary directory below; `git worktree prune` forgets it
+      }
+    }
     if (tempDir) rmSync(tempDir, { recursive: true, force: true });
   })();
   return cleaning;
@@ -281,12 +347,25 @@ async function main(): Promise<void> {
 
   const needsHttp = options.scenarios.some((s) => s.http !== undefined);
   const needsGrpc = options.scenarios.some((s) => s.http === undefined);
+  const dir = mkdtempSync(join(os.tmpdir(), "docflow-bench-"));
+  tempDir = dir;
   const ghz = needsGrpc ? onPath("ghz") : undefined;
-  let ghzFiles: GhzFiles | undefined;
-  if (ghz) {
-    tempDir = mkdtempSync(join(os.tmpdir(), "docflow-bench-"));
-    ghzFiles = prepareGhz(ROOT, tempDir, groupRequestBytes());
-  }
+  const wrk = options.httpGenerator === "wrk" ? onPath("wrk") : undefined;
+  const tools: Tools = {
+    ghz,
+    ghzFiles: ghz ? prepareGhz(ROOT, dir, groupRequestBytes()) : undefined,
+    wrk: wrk
+      ? {
+          path: wrk,
+          scripts: new Map(
+            options.scenarios.flatMap((s) =>
+              s.http ? [[s.name, prepareWrk(dir, s.name, s.http)] as const] : [],
+            ),
+          ),
+        }
+      : undefined,
+    dbPid: embedded?.pid,
+  };
 
   const env = {
     ...process.env,
@@ -296,22 +375,24 @@ async function main(): Promise<void> {
     HOST: "127.0.0.1",
     LOG_LEVEL: "info",
   };
-  if (options.observability || options.nodeFlags.length > 0) {
+  if (options.observability || options.nodeFlags.length > 0 || options.against !== undefined) {
     const variants: Variant[] = options.observability
       ? [...OBSERVABILITY_SIDES]
-      : options.nodeFlags.map((words) => {
-          const isEnv = (w: string) => /^[A-Z_][A-Z0-9_]*=/.test(w);
-          return {
-            name: `node ${words.join(" ") || "(no flags)"}`,
-            env: Object.fromEntries(
-              words
-                .filter(isEnv)
-                .map((w) => [w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1)]),
-            ),
-            nodeFlags: words.filter((w) => !isEnv(w)),
-          };
-        });
-    await variantBench(options, variants, env, started, { ghz, ghzFiles, dbPid: embedded?.pid });
+      : options.against !== undefined
+        ? againstVariants(options.against, dir)
+        : options.nodeFlags.map((words) => {
+            const isEnv = (w: string) => /^[A-Z_][A-Z0-9_]*=/.test(w);
+            return {
+              name: `node ${words.join(" ") || "(no flags)"}`,
+              env: Object.fromEntries(
+                words
+                  .filter(isEnv)
+                  .map((w) => [w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1)]),
+              ),
+              nodeFlags: words.filter((w) => !isEnv(w)),
+            };
+          });
+    await variantBench(options, variants, env, started, tools);
     return;
   }
   const command = serviceCommand();
@@ -323,10 +404,7 @@ async function main(): Promise<void> {
     ? await startServer("floor-grpc", [...NODE_TS, script("floor-grpc.ts")], env, ROOT)
     : undefined;
 
-  const httpGenerator = `autocannon ${packageVersion("autocannon")} (HTTP/1.1, keep-alive, 1 request in flight per connection)`;
-  const grpcGenerator = ghz
-    ? `ghz (${ghz}), concurrency = connections`
-    : "grpc-js load-grpc.ts (1 call in flight per HTTP/2 connection)";
+  const { httpGenerator, grpcGenerator } = generatorNames(tools);
   printMachine(options, dbUri, { httpGenerator, grpcGenerator, needsHttp, needsGrpc });
 
   // Identical answers first: a floor that answers something else measures nothing.
@@ -350,7 +428,7 @@ async function main(): Promise<void> {
     ];
     for (const connections of options.connections) {
       const pair = await interleaved(sides, options, (side, seconds) =>
-        runOnce(scenario, side, connections, seconds, { ghz, ghzFiles, dbPid: embedded?.pid }),
+        runOnce(scenario, side, connections, seconds, tools),
       ).then((results) =>
         sides.map((side) =>
           summarize(scenario.name, connections, side.name, results.get(side.name) ?? []),
@@ -386,6 +464,38 @@ async function main(): Promise<void> {
   }
 }
 
+/** The tools that drive the load, and the database process whose CPU is counted. */
+interface Tools {
+  readonly ghz: string | undefined;
+  readonly ghzFiles: GhzFiles | undefined;
+  /** BENCH_HTTP_GENERATOR=wrk: wrk's path and each HTTP scenario's Lua script. */
+  readonly wrk:
+    | { readonly path: string; readonly scripts: ReadonlyMap<string, string> }
+    | undefined;
+  readonly dbPid: number | undefined;
+}
+
+function generatorNames(tools: Tools): { httpGenerator: string; grpcGenerator: string } {
+  return {
+    httpGenerator: tools.wrk
+      ? `wrk (${tools.wrk.path}), 1 thread, HTTP/1.1 keep-alive, 1 request in flight per connection`
+      : `autocannon ${packageVersion("autocannon")} (HTTP/1.1, keep-alive, 1 request in flight per connection)`,
+    grpcGenerator: tools.ghz
+      ? `ghz (${tools.ghz}), concurrency = connections`
+      : "grpc-js load-grpc.ts (1 call in flight per HTTP/2 connection)",
+  };
+}
+
+/** --against REV: this checkout's service and the one at REV. */
+function againstVariants(rev: string, dir: string): Variant[] {
+  const here = serviceCommand();
+  const there = serviceAt(rev, dir);
+  return [
+    { name: "service", env: here.env, command: here.argv },
+    { name: `service@${rev}`, env: there.env, command: there.argv, cwd: there.cwd },
+  ];
+}
+
 /** A local OTLP receiver that reads and discards every export. */
 async function discardingReceiver(): Promise<{ url: string; exports: () => number }> {
   let exports = 0;
@@ -412,7 +522,7 @@ async function variantBench(
   variants: readonly Variant[],
   env: NodeJS.ProcessEnv,
   started: number,
-  tools: { ghz: string | undefined; ghzFiles: GhzFiles | undefined; dbPid: number | undefined },
+  tools: Tools,
 ): Promise<void> {
   const receiver = await discardingReceiver();
   const command = serviceCommand();
@@ -421,20 +531,37 @@ async function variantBench(
   for (const side of variants) {
     const server = await startServer(
       side.name,
-      side.nodeFlags ? [process.execPath, ...side.nodeFlags, script] : command.argv,
+      side.command ??
+        (side.nodeFlags ? [process.execPath, ...side.nodeFlags, script] : command.argv),
       // Only the observability variants send traces (to the discarding receiver); a
       // node flag variant runs with exactly the environment its words give.
       options.observability
         ? { ...env, ...command.env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ...side.env }
         : { ...env, ...side.env },
-      ROOT,
+      side.cwd ?? ROOT,
     );
     sides.push({ name: side.name, server });
   }
+  const { httpGenerator, grpcGenerator } = generatorNames(tools);
   console.log(
     `
-compared: ${sides.map((s) => s.name).join(", ")}; interleaved, ${options.rounds} rounds of ${options.seconds} s; OTLP receiver ${receiver.url} (discards)`,
+compared: ${sides.map((s) => s.name).join(", ")}; interleaved, ${options.rounds} rounds of ${options.seconds} s; OTLP receiver ${receiver.url} (discards)
+HTTP load: ${httpGenerator}; gRPC load: ${grpcGenerator}; load ${os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ")}`,
   );
+  // Identical answers first: variants that answer differently measure different work.
+  console.log("\nanswers, every side vs the first:");
+  const [first, ...others] = sides;
+  for (const scenario of options.scenarios) {
+    for (const other of first ? others : []) {
+      const check = scenario.http
+        ? await compareHttp(scenario.http, first?.server ?? other.server, other.server)
+        : await compareGrpc(first?.server ?? other.server, other.server);
+      console.log(`  ${scenario.name.padEnd(22)} ${other.name}: ${check}`);
+    }
+  }
   const rows: Row[] = [];
   const table = new Table();
   table.header();
@@ -524,14 +651,18 @@ async function runOnce(
   side: Side,
   connections: number,
   seconds: number,
-  tools: { ghz: string | undefined; ghzFiles: GhzFiles | undefined; dbPid: number | undefined },
+  tools: Tools,
 ): Promise<RunResult> {
   const { pid, url } = side.server;
   const target = new URL(url).host;
   let argv: string[];
   let startLine: string | undefined = START_LINE;
   let parse = lastJsonLine;
-  if (scenario.http) {
+  const wrkScript = tools.wrk?.scripts.get(scenario.name);
+  if (scenario.http && tools.wrk && wrkScript) {
+    argv = wrkArgs(tools.wrk.path, wrkScript, `${url}${scenario.http.path}`, connections, seconds);
+    startLine = undefined;
+  } else if (scenario.http) {
     argv = [
       ...NODE_TS,
       script("load-http.ts"),
@@ -699,17 +830,19 @@ function grpcOnce(server: Server): Promise<Buffer> {
   }).finally(() => client.close());
 }
 
-async function compareHttp(call: HttpCall, service: Server, floor: Server): Promise<string> {
-  const [a, b] = [await fetchOnce(service.url, call), await fetchOnce(floor.url, call)];
+async function compareHttp(call: HttpCall, one: Server, other: Server): Promise<string> {
+  const [a, b] = [await fetchOnce(one.url, call), await fetchOnce(other.url, call)];
   const problems: string[] = [];
   if (a.status !== 200 || b.status !== 200) {
-    problems.push(`status service ${a.status}, floor ${b.status}`);
+    problems.push(`status ${one.name} ${a.status}, ${other.name} ${b.status}`);
   }
   if (a.contentType !== b.contentType) {
-    problems.push(`content-type service "${a.contentType}", floor "${b.contentType}"`);
+    problems.push(`content-type ${one.name} "${a.contentType}", ${other.name} "${b.contentType}"`);
   }
   if (!a.body.equals(b.body)) {
-    problems.push(`bodies differ:\n    service ${preview(a.body)}\n    floor   ${preview(b.body)}`);
+    problems.push(
+      `bodies differ:\n    ${one.name} ${preview(a.body)}\n    ${other.name} ${preview(b.body)}`,
+    );
   }
   if (problems.length > 0) {
     throw new Error(`${call.method} ${call.path}: ${problems.join("; ")}`);
@@ -717,10 +850,12 @@ async function compareHttp(call: HttpCall, service: Server, floor: Server): Prom
   return `identical: 200, ${a.contentType}, ${a.body.length} bytes`;
 }
 
-async function compareGrpc(service: Server, floor: Server): Promise<string> {
-  const [a, b] = [await grpcOnce(service), await grpcOnce(floor)];
+async function compareGrpc(one: Server, other: Server): Promise<string> {
+  const [a, b] = [await grpcOnce(one), await grpcOnce(other)];
   if (!a.equals(b)) {
-    throw new Error(`gRPC answers differ:\n    service ${preview(a)}\n    grpc-js ${preview(b)}`);
+    throw new Error(
+      `gRPC answers differ:\n    ${one.name} ${preview(a)}\n    ${other.name} ${preview(b)}`,
+    );
   }
   return `identical: OK, ${a.length} bytes of CounteragentFromGroupResponse`;
 }
@@ -788,7 +923,7 @@ function printMachine(
 const fmt = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(digits) : "-");
 
 class Table {
-  private readonly widths = [22, 6, 8, 9, 8, 8, 11, 10, 8];
+  private readonly widths = [22, 6, 16, 9, 8, 8, 11, 10, 8];
 
   private line(cells: string[]): void {
     console.log(
@@ -813,7 +948,7 @@ class Table {
       "DB ms/req",
       "RSS MB",
     ]);
-    console.log("-".repeat(98));
+    console.log("-".repeat(106));
   }
 
   pair(rows: readonly Row[]): void {
@@ -835,13 +970,13 @@ class Table {
     const [service, floor] = rows;
     if (service && floor) {
       console.log(
-        `${"".padEnd(31)}service/${floor.side}: req/s x${fmt(service.reqPerS / floor.reqPerS, 2)}, CPU/req x${fmt(service.cpuMsPerReq / floor.cpuMsPerReq, 2)}, p50 x${fmt(service.p50Ms / floor.p50Ms, 2)}`,
+        `${"".padEnd(31)}${service.side}/${floor.side}: req/s x${fmt(service.reqPerS / floor.reqPerS, 2)}, CPU/req x${fmt(service.cpuMsPerReq / floor.cpuMsPerReq, 2)}, p50 x${fmt(service.p50Ms / floor.p50Ms, 2)}, p99 x${fmt(service.p99Ms / floor.p99Ms, 2)}`,
       );
     }
   }
 
   footer(): void {
-    console.log("-".repeat(98));
+    console.log("-".repeat(106));
   }
 }
 
@@ -865,6 +1000,17 @@ function printGoals(rows: readonly Row[]): void {
       `  ${mark(throughput >= 1)} ${scenario} @32: req/s x${fmt(throughput, 2)} (goal >= 1.0)`,
     );
     lines.push(`  ${mark(cpu <= 1.1)} ${scenario} @32: CPU/req x${fmt(cpu, 2)} (goal <= 1.1)`);
+  }
+  for (const scenario of new Set(rows.map((r) => r.scenario))) {
+    const s = find(scenario, 32, "service");
+    const f = rows.find(
+      (r) => r.scenario === scenario && r.connections === 32 && r.side !== "service",
+    );
+    if (!s || !f) continue;
+    const ratio = s.p99Ms / f.p99Ms;
+    lines.push(
+      `  ${mark(ratio <= 1)} ${scenario} @32: p99 ${fmt(s.p99Ms, 1)} ms, x${fmt(ratio, 2)} of ${f.side}'s (goal <= 1.0)`,
+    );
   }
   for (const connections of [32, 256]) {
     const s = find("grpc", connections, "service");

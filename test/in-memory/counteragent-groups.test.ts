@@ -278,6 +278,10 @@ describe.each(["in-memory"] satisfies Protocol[])("over %s", (p) => {
   describe("GetCounteragentGroups: by creation time, then id; page of count; TotalCount", () => {
     it("creation time first, then id; new groups come last", async () => {
       const a = expectOk(await createGroup(p, "Alpha")).CounteragentGroupId;
+      // Beta must be created at a later millisecond than Alpha: in the same
+      // one, the ids (random) would decide their order.
+      const alphaAt = Date.now();
+      while (Date.now() <= alphaAt) await new Promise((r) => setImmediate(r));
       const b = expectOk(await createGroup(p, "Beta")).CounteragentGroupId;
       const list = expectOk(await listGroups(p));
       expect(list.Groups.map((g) => g.CounteragentGroupId)).toEqual([

@@ -19,7 +19,7 @@ export default {
     "src/legacy/query.ts",
     "src/legacy/http-rules.ts",
     "src/storage/listing-key.ts",
-    "src/rpc/error-table.ts",
+    "src/wire/errors.ts",
     "src/config.ts",
   ],
   coverageAnalysis: "perTest",

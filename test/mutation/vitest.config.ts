@@ -7,6 +7,8 @@ export default mergeConfig(
   defineConfig({
     test: {
       include: ["test/unit/**/*.test.ts", "test/in-memory/**/*.test.ts"],
+      // Stryker runs two of these at once (its concurrency) on two cores.
+      maxWorkers: 1,
       // Stryker reports; the run's own summary line is for npm test.
       reporters: ["default"],
     },

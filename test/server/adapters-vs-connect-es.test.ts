@@ -13,7 +13,7 @@ import type { AddressInfo } from "node:net";
 import { brotliDecompressSync, gunzipSync, gzipSync } from "node:zlib";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { anyUnpack } from "@bufbuild/protobuf/wkt";
-import { type ConnectRouter, createMethodImplSpec } from "@connectrpc/connect";
+import type { ConnectRouter } from "@connectrpc/connect";
 import { compressionBrotli, compressionGzip, connectNodeAdapter } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { CounteragentService } from "../../gen/docflow/api/v1/counteragents_pb";
@@ -43,7 +43,6 @@ beforeAll(async () => {
     }
     return router;
   };
-  void createMethodImplSpec;
   const adapter = connectNodeAdapter({
     routes,
     interceptors: [...pipeline.interceptors],

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds promtool (Prometheus's metrics checker) from the Go module proxy into
 # test-results/bin and prints its path, for the promtool test of
-# test/metrics.test.ts. `go install …@version` refuses the module's replace
+# test/server/metrics.test.ts. `go install …@version` refuses the module's replace
 # directives, so it is built inside the downloaded module.
 set -euo pipefail
 cd "$(dirname "$0")/../.."

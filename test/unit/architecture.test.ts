@@ -1,6 +1,6 @@
 /**
- * The rooms of src/ and what each may import (README "Architecture"; this
- * table and that one are the same). Imports run downwards only: a room may
+ * The rooms of src/ and what each may import (docs/architecture.md; this
+ * table and that one are the same, and a test below says so). Imports run downwards only: a room may
  * import the rooms below it, never one above, so no two rooms import each
  * other. This test reads every import of every file and fails on any other.
  */
@@ -9,6 +9,7 @@ import { dirname, join, relative } from "node:path";
 import { describe, expect, it } from "vitest";
 
 const SRC = new URL("../../src/", import.meta.url).pathname;
+const ARCHITECTURE_DOC = new URL("../../docs/architecture.md", import.meta.url).pathname;
 
 /** Each room's files (by path under src/) and the rooms it may import, bottom first. */
 const ROOMS: Record<string, { readonly files: RegExp; readonly mayImport: readonly string[] }> = {
@@ -96,6 +97,27 @@ describe("the rooms of src/ import downwards only", () => {
         expect(ROOMS[other]?.mayImport ?? [], `${room} ↔ ${other}`).not.toContain(room);
       }
     }
+  });
+
+  it("docs/architecture.md's table names the same rooms with the same rules", () => {
+    // Rows look like: | `room` | files | job | `a`, `b` (or — or everything) |
+    const documented = Object.fromEntries(
+      readFileSync(ARCHITECTURE_DOC, "utf8")
+        .split("\n")
+        .filter((line) => /^\| `[a-z]+` \|/.test(line))
+        .map((line) => {
+          const cells = line.split("|").map((c) => c.trim());
+          const room = (cells[1] ?? "").replaceAll("`", "");
+          const last = cells.at(-2) ?? "";
+          const allowed =
+            last === "everything" ? ["*"] : [...last.matchAll(/`([a-z]+)`/g)].map((m) => m[1]);
+          return [room, [...allowed].sort()];
+        }),
+    );
+    const code = Object.fromEntries(
+      Object.entries(ROOMS).map(([room, { mayImport }]) => [room, [...mayImport].sort()]),
+    );
+    expect(documented).toEqual(code);
   });
 
   it("the test reads imports: a file that imports upwards is caught", () => {
