@@ -17,7 +17,13 @@ import type { Deps } from "../deps";
 import { createLegacyBridge, type LegacyBridge } from "../legacy/bridge";
 import { buildOpenApi } from "../legacy/openapi";
 import { createObserver, type Observer, UNKNOWN_RPC_METHOD } from "../observability/observer";
-import { createCodecs, type ServeOptions, serveRpc } from "../protocols/adapter";
+import {
+  canCarryTrailers,
+  createCodecs,
+  refuseHttp10,
+  type ServeOptions,
+  serveRpc,
+} from "../protocols/adapter";
 import { classify, grpcFamily } from "../protocols/classify";
 import { SHUTDOWN } from "../rpc/call";
 import { createPipeline, type MethodRoute, type Pipeline } from "../rpc/pipeline";
@@ -187,6 +193,10 @@ function legacyRoute(bridge: LegacyBridge, cors: CorsPolicy): Route {
 function notServed(req: NodeRequest, res: NodeResponse, front: FrontRequest): void {
   const adapter = grpcFamily(req);
   const shown = front.path.slice(0, MAX_SHOWN_PATH);
+  if (adapter?.needsTrailers && !canCarryTrailers(req)) {
+    refuseHttp10(req, res);
+    return;
+  }
   if (adapter) {
     const call = front.call("grpc", UNKNOWN_RPC_METHOD, adapter.name);
     call.outcome.code = Code.Unimplemented;

@@ -33,6 +33,7 @@ import {
   compress,
   decompress,
 } from "../wire/compression";
+import { legacyError } from "../wire/errors";
 import {
   clientGone,
   headerOf,
@@ -41,7 +42,7 @@ import {
   requestHeaders,
   writeChunk,
 } from "../wire/http";
-import { sendMethodNotAllowed } from "../wire/plain";
+import { sendError, sendMethodNotAllowed } from "../wire/plain";
 
 export type ProtocolName = "grpc" | "grpc-web" | "connect";
 
@@ -89,6 +90,8 @@ export interface RpcAdapter {
   unaryInput?(req: NodeRequest, settings: CallSettings): Uint8Array | ConnectError | undefined;
   /** A unary call's whole body: the message (Connect unary), or one envelope (gRPC, gRPC-Web). */
   readonly enveloped: (route: MethodRoute) => boolean;
+  /** Its status travels in HTTP trailers (gRPC), which HTTP/1.0 cannot carry. */
+  readonly needsTrailers: boolean;
   writeAnswer(
     res: NodeResponse,
     settings: CallSettings,
@@ -335,6 +338,23 @@ async function* streamInputs(
   }
 }
 
+/** HTTP/2, or HTTP/1.1 (trailers after a chunked body); not HTTP/1.0. */
+export function canCarryTrailers(req: NodeRequest): boolean {
+  return req.httpVersionMajor >= 2 || req.httpVersionMinor >= 1;
+}
+
+/**
+ * gRPC on HTTP/1.0: its status could not reach the client (no trailers), so
+ * nothing runs; 505, before the body is read.
+ */
+export function refuseHttp10(req: NodeRequest, res: NodeResponse): void {
+  sendError(
+    req,
+    res,
+    legacyError(505, "gRPC carries its status in trailers, which HTTP/1.0 cannot: use HTTP/2"),
+  );
+}
+
 export interface ServeOptions {
   readonly pipeline: Pipeline;
   readonly codecs: Codecs;
@@ -353,6 +373,10 @@ export async function serveRpc(
   req: NodeRequest,
   res: NodeResponse,
 ): Promise<void> {
+  if (adapter.needsTrailers && !canCarryTrailers(req)) {
+    refuseHttp10(req, res);
+    return;
+  }
   const methods = adapter.methods(route);
   if (!methods.includes(req.method ?? "")) {
     sendMethodNotAllowed(req, res, methods, route.path);

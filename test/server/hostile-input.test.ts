@@ -47,15 +47,31 @@ describe("a request line of any HTTP version on the HTTP/1 parser is answered as
     "3.0": 400,
     "9.9": 400,
   };
-  const kinds = [
+  interface Kind {
+    readonly name: string;
+    readonly line: string;
+    readonly headers: string;
+    readonly body: string;
+    /** The status when the version is served. */
+    readonly served: number;
+    /** gRPC's status in the trailers, by version. */
+    readonly trailerStatus?: Readonly<Record<string, string>>;
+    /** Versions this kind of request is refused on, with the status. */
+    readonly refusedOn?: Readonly<Record<string, number>>;
+  }
+  const kinds: readonly Kind[] = [
     { name: "GET /livez", line: "GET /livez", headers: "", body: "", served: 200 },
     {
       name: "a gRPC POST",
       line: `POST ${RPC_PATH}`,
       headers: "content-type: application/grpc\r\nte: trailers\r\ncontent-length: 5\r\n",
       body: "\0\0\0\0\0",
-      // gRPC needs HTTP/2: on HTTP/1.x it is not served, but answered.
-      served: undefined,
+      // HTTP/1.1 carries gRPC's trailers (after a chunked body): no
+      // credentials, so 200 with grpc-status 16 in them. HTTP/1.0 cannot
+      // carry trailers at all: 505 before anything runs.
+      served: 200,
+      trailerStatus: { "1.1": "16" },
+      refusedOn: { "1.0": 505 },
     },
     {
       name: "a Connect POST",
@@ -68,14 +84,22 @@ describe("a request line of any HTTP version on the HTTP/1 parser is answered as
   ];
   for (const kind of kinds) {
     for (const [version, status] of Object.entries(expected)) {
-      it(`HTTP/${version}, ${kind.name}: ${status === 200 ? "served" : status}`, async () => {
+      const shown = kind.refusedOn?.[version] ?? (status === 200 ? "served" : status);
+      it(`HTTP/${version}, ${kind.name}: ${shown}`, async () => {
         const res = await exchange(h.port, [
           `${kind.line} HTTP/${version}\r\nhost: x\r\n${kind.headers}\r\n${kind.body}`,
         ]);
         const got = statusOf(res.text);
-        if (status === 200) {
-          if (kind.served !== undefined) expect(got).toBe(kind.served);
-          else expect(got).toBeGreaterThanOrEqual(200);
+        const refused = kind.refusedOn?.[version];
+        if (refused !== undefined) {
+          expect(got).toBe(refused);
+          expect(res.text).toContain("HTTP/1.0 cannot");
+        } else if (status === 200) {
+          expect(got).toBe(kind.served);
+          if (kind.trailerStatus) {
+            expect(res.text).toMatch(/transfer-encoding: chunked/i);
+            expect(res.text).toContain(`grpc-status: ${kind.trailerStatus[version]}\r\n`);
+          }
         } else {
           expect(got).toBe(status);
           // A refused version ends the connection: nothing else is read from it.
@@ -85,6 +109,24 @@ describe("a request line of any HTTP version on the HTTP/1 parser is answered as
       });
     }
   }
+});
+
+describe("gRPC, whose status travels in trailers, on HTTP/1.0, which has none", () => {
+  it("a path that is no method: 505, not an UNIMPLEMENTED whose status would be lost", async () => {
+    const res = await exchange(h.port, [
+      "POST /no.such.Service/Method HTTP/1.0\r\nhost: x\r\ncontent-type: application/grpc\r\ncontent-length: 5\r\n\r\n\0\0\0\0\0",
+    ]);
+    expect(statusOf(res.text)).toBe(505);
+    expect(res.text).not.toContain("grpc-status");
+    await expectStillServing();
+  });
+  it("over HTTP/1.1 the same path is gRPC's UNIMPLEMENTED, in trailers", async () => {
+    const res = await exchange(h.port, [
+      "POST /no.such.Service/Method HTTP/1.1\r\nhost: x\r\ncontent-type: application/grpc\r\nte: trailers\r\ncontent-length: 5\r\nconnection: close\r\n\r\n\0\0\0\0\0",
+    ]);
+    expect(statusOf(res.text)).toBe(200);
+    expect(res.text).toContain("grpc-status: 12\r\n");
+  });
 });
 
 describe("malformed request lines are a 400 and a closed connection", () => {
