@@ -1,5 +1,5 @@
 /**
- * Typed domain errors. Domain code throws these; `rpc/error-table.ts` is the
+ * Typed domain errors. Domain code throws these; `wire/errors.ts` is the
  * one place that maps each kind to a Connect code and a legacy HTTP status.
  */
 export const ErrorKind = {

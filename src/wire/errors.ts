@@ -88,8 +88,10 @@ export const HTTP_ERRORS = {
 export type HttpErrorStatus = keyof typeof HTTP_ERRORS;
 
 interface CodeRow {
-  /** The Connect protocol's name (`invalid_argument`); gRPC's is the same in capitals. */
+  /** The Connect protocol's name (`invalid_argument`); gRPC's is the same in capitals… */
   readonly name: string;
+  /** …but where gRPC spells it otherwise. */
+  readonly grpcName?: string;
   /** The Connect protocol's HTTP status for an error of this code. */
   readonly connectStatus: number;
   /** The legacy paths' status, for errors that carry no ErrorInfo of ours. */
@@ -98,7 +100,12 @@ interface CodeRow {
 
 /** Every code (OK aside): its names and both of its HTTP statuses. */
 export const CODES: Readonly<Record<Code, CodeRow>> = {
-  [Code.Canceled]: { name: "canceled", connectStatus: 499, legacyStatus: 499 },
+  [Code.Canceled]: {
+    name: "canceled",
+    grpcName: "CANCELLED",
+    connectStatus: 499,
+    legacyStatus: 499,
+  },
   // SPEC §4: everything unexpected is a plain 500 on the legacy paths.
   [Code.Unknown]: { name: "unknown", connectStatus: 500, legacyStatus: 500 },
   [Code.InvalidArgument]: { name: "invalid_argument", connectStatus: 400, legacyStatus: 400 },
@@ -128,7 +135,9 @@ export function codeName(code: Code): string {
 
 /** The gRPC name of a status (`OK`, `INVALID_ARGUMENT`). */
 export function grpcStatusName(code: Code | null): string {
-  return code === null ? "OK" : CODES[code].name.toUpperCase();
+  if (code === null) return "OK";
+  const row = CODES[code];
+  return row.grpcName ?? row.name.toUpperCase();
 }
 
 const BY_NAME: ReadonlyMap<string, Code> = new Map(
