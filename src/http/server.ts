@@ -161,11 +161,7 @@ function rpcRoute(pipeline: Pipeline, serving: ServeOptions, cors: CorsPolicy): 
         sendError(req, res, legacyError(415, "unsupported content type"));
         return;
       }
-      const call = front.call(
-        adapter.name === "connect" ? "connectrpc" : "grpc",
-        method.path.slice(1),
-        adapter.name,
-      );
+      const call = front.call(adapter.rpcSystem, method.path.slice(1), adapter.name);
       await serveRpc(serving, adapter, method, call, req, res);
     },
   };
@@ -198,7 +194,7 @@ function notServed(req: NodeRequest, res: NodeResponse, front: FrontRequest): vo
     return;
   }
   if (adapter) {
-    const call = front.call("grpc", UNKNOWN_RPC_METHOD, adapter.name);
+    const call = front.call(adapter.rpcSystem, UNKNOWN_RPC_METHOD, adapter.name);
     call.outcome.code = Code.Unimplemented;
     req.resume();
     const error = new ConnectError(`unknown method ${shown}`, Code.Unimplemented);

@@ -79,6 +79,8 @@ export interface CallSettings {
  */
 export interface RpcAdapter {
   readonly name: ProtocolName;
+  /** OpenTelemetry's `rpc.system` of its calls: gRPC-Web is gRPC. */
+  readonly rpcSystem: "grpc" | "connectrpc";
   /** This request is this protocol's, for this route (its content type; Connect: also GET). */
   accepts(req: NodeRequest, route: MethodRoute): boolean;
   /** The HTTP methods a route takes on this protocol. */

@@ -130,6 +130,7 @@ export const connect: RpcAdapter = {
     return (isStream(route) ? STREAM : UNARY).test(req.headers["content-type"] ?? "");
   },
   methods: (route) => (route.allowGet && !isStream(route) ? ["POST", "GET"] : ["POST"]),
+  rpcSystem: "connectrpc",
   needsTrailers: false,
   enveloped: isStream,
 

@@ -52,6 +52,7 @@ export const grpcWeb: RpcAdapter = {
   name: "grpc-web",
   accepts: (req) => CONTENT_TYPE.test(req.headers["content-type"] ?? ""),
   methods: () => ["POST"],
+  rpcSystem: "grpc",
   needsTrailers: false,
   enveloped: () => true,
   settings(req, _route, codecs) {

@@ -107,6 +107,7 @@ export const grpc: RpcAdapter = {
   name: "grpc",
   accepts: (req) => CONTENT_TYPE.test(req.headers["content-type"] ?? ""),
   methods: () => ["POST"],
+  rpcSystem: "grpc",
   needsTrailers: true,
   enveloped: () => true,
   settings: (req, _route, codecs) =>
