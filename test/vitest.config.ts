@@ -1,10 +1,12 @@
 /** Test runner settings (kept under test/ so the top level stays lean). */
 import { fileURLToPath } from "node:url";
-import { defineConfig } from "vitest/config";
+import { configDefaults, defineConfig } from "vitest/config";
 
 export default defineConfig({
   test: {
     root: fileURLToPath(new URL("..", import.meta.url)),
+    // A Stryker sandbox left behind by an interrupted mutation run is a copy of test/.
+    exclude: [...configDefaults.exclude, "test-results/**"],
     setupFiles: ["./test/support/leak-check.ts"],
     globalSetup: ["./test/support/process-check.ts"],
     // Two files at a time whatever the core count (vitest's default is one

@@ -15,9 +15,10 @@ export interface ServiceAuthCredentials {
 
 /** Keys and tokens are stored only as hashes; this is the one hash function. */
 export function hashSecret(secret: string): string {
-  return createHash("sha256").update(secret, "utf8").digest("hex");
+  return createHash("sha256").update(secret).digest("hex"); // a string is hashed as UTF-8
 }
 
+// Stryker disable next-line Regex: PARAM skips leading spaces itself, so \s and \s+ read the same
 const SCHEME = /^\s*serviceauth\s+/i;
 // name = value | name = "quoted value", then a comma (spaces optional) or the end.
 const PARAM = /\s*([A-Za-z_]+)\s*=\s*(?:"([^"]*)"|([^,]*?))\s*(?:,|$)/y;
@@ -38,16 +39,17 @@ export function parseServiceAuth(header: string | null | undefined): ServiceAuth
   const rest = header.slice(scheme[0].length);
   PARAM.lastIndex = 0;
   while (PARAM.lastIndex < rest.length) {
-    const at = PARAM.lastIndex;
     const match = PARAM.exec(rest);
-    if (!match || PARAM.lastIndex === at) {
+    // A match always moves on: a name has at least one character.
+    if (!match) {
       throw unauthenticated("the Authorization header is malformed", SERVICE_AUTH_CHALLENGE);
     }
-    const name = (match[1] ?? "").toLowerCase();
+    const name = (match[1] as string).toLowerCase();
     if (params.has(name)) {
       throw unauthenticated(`the Authorization header repeats ${name}`, SERVICE_AUTH_CHALLENGE);
     }
-    params.set(name, match[2] ?? match[3] ?? "");
+    // One of the two value groups always takes part in a match.
+    params.set(name, (match[2] ?? match[3]) as string);
   }
   const apiKey = params.get("svcauth_api_client_id");
   const token = params.get("svcauth_token");

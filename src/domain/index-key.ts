@@ -49,15 +49,14 @@ export function encodeIndexKey(
     Buffer.from([VERSION]),
     total,
     bigEndian64(position.joinedGroupAt.getTime()),
-    Buffer.from(position.counteragentBoxId, "utf8"),
+    Buffer.from(position.counteragentBoxId),
   ]);
   return Buffer.concat([payload, check(scope, payload)]).toString("base64url");
 }
 
 /** What a key stands for; 400 when it is not a key issued for this box and group. */
 export function decodeIndexKey(scope: KeyScope, key: string): PageKey {
-  const bad = () =>
-    invalidArgument("afterIndexKey is not a valid key for this group", "Http.BadRequest");
+  const bad = () => invalidArgument("afterIndexKey is not a valid key for this group");
   if (key.length > MAX_INDEX_KEY_LENGTH || !/^[A-Za-z0-9_-]+$/.test(key)) {
     throw bad();
   }
@@ -77,8 +76,8 @@ export function decodeIndexKey(scope: KeyScope, key: string): PageKey {
   if (
     !Number.isSafeInteger(millis) ||
     Math.abs(millis) > MAX_DATE_MS ||
-    counteragentBoxId === "" ||
-    (totalCount !== undefined && totalCount > MAX_TOTAL)
+    // (The length check above leaves at least one byte of id: never "".)
+    (totalCount ?? 0) > MAX_TOTAL
   ) {
     throw bad();
   }
@@ -92,9 +91,9 @@ function bigEndian64(value: number): Buffer {
 }
 
 function check(scope: KeyScope, payload: Buffer): Buffer {
-  return createHash("sha256")
-    .update(`${scope.boxId}\u0000${scope.counteragentGroupId}\u0000`, "utf8")
-    .update(payload)
-    .digest()
-    .subarray(0, CHECK_BYTES);
+  // Strings are hashed (and below, written) as UTF-8: Node's default.
+  const bound = createHash("sha256").update(
+    `${scope.boxId}\u0000${scope.counteragentGroupId}\u0000`,
+  );
+  return bound.update(payload).digest().subarray(0, CHECK_BYTES);
 }

@@ -28,6 +28,7 @@ export const SPACES =
  */
 export const ID_PATTERN = `^[^${CONTROLS}]*[^${CONTROLS}${SPACES}][^${CONTROLS}]*$`;
 
+// Stryker disable next-line StringLiteral: the pattern means the same without "u" (it must: Python and PCRE read it too)
 const ID = new RegExp(ID_PATTERN, "u");
 
 /** Length in Unicode code points (not UTF-16 code units). */

@@ -40,12 +40,10 @@ export function legacyRoutesOf(methods: Iterable<DescMethod>): LegacyRoute[] {
     };
     const rule = getOption(method, http);
     const { case: verb, value } = rule.pattern;
-    if (verb === undefined || verb === "custom" || typeof value !== "string") {
-      refuse("unsupported http rule pattern");
+    if (verb === undefined || verb === "custom") {
+      return refuse(`unsupported http rule pattern (${verb ?? "none"})`);
     }
-    if (typeof value !== "string" || value.includes("{")) {
-      refuse(`path variables are not supported (${String(value)})`);
-    }
+    if (value.includes("{")) refuse(`path variables are not supported (${value})`);
     if (rule.responseBody !== "") refuse("response_body is not supported");
     if (rule.additionalBindings.length > 0) refuse("additional_bindings are not supported");
     if (method.methodKind !== "unary") refuse("only unary RPCs can have a legacy path");

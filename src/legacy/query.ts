@@ -10,14 +10,16 @@ export class QueryError extends Error {
   override readonly name = "QueryError";
 }
 
-/** The scalar fields that may come from the query string (all but the body field). */
+/**
+ * The scalar and enum fields, which may come from the query string; none when
+ * the body is the whole request. A body field is always a message (the rules
+ * refuse any other at start-up), so it is never among them.
+ */
 export function queryFields(schema: DescMessage, bodyField: string): DescField[] {
   if (bodyField === "*") {
     return [];
   }
-  return schema.fields.filter(
-    (f) => f.name !== bodyField && (f.fieldKind === "scalar" || f.fieldKind === "enum"),
-  );
+  return schema.fields.filter((f) => f.fieldKind === "scalar" || f.fieldKind === "enum");
 }
 
 /** Values by field local name, only for the parameters that are present. */
@@ -54,9 +56,8 @@ function convert(field: DescField, raw: string): unknown {
     if (!value) throw new QueryError(`parameter ${name} has an unknown value`);
     return value.number;
   }
-  if (field.fieldKind !== "scalar") {
-    throw new QueryError(`parameter ${name} cannot be given in the query`);
-  }
+  // A message or a list (only scalars and enums are query fields, but the
+  // function is exported) has no scalar type and falls to the default.
   switch (field.scalar) {
     case ScalarType.STRING:
       return raw;

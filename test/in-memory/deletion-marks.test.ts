@@ -342,6 +342,12 @@ describe("reach is needed for the documents a call changes, and only for them", 
     expect(marks(await stored("half"))).toEqual([true, true, false]);
   });
 
+  it("Delete of the whole message by someone who reaches B only: d2 (in A) would change: 403, nothing changes", async () => {
+    await half();
+    expect(await op("in-memory", "delete", "picker", "half")).toMatchObject({ status: 403 });
+    expect(marks(await stored("half"))).toEqual([false, true, false]);
+  });
+
   it("Restore of one document in reach: that document and the message only", async () => {
     await h.db.collection("messages").insertOne({
       boxId: BOX,

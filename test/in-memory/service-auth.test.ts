@@ -72,6 +72,7 @@ describe("the header's grammar", () => {
     ["ServiceAuthsvcauth_token=t", "the Authorization header must use the ServiceAuth scheme"],
     ["ServiceAuth svcauth_api_client_id", "the Authorization header is malformed"],
     ["ServiceAuth =k", "the Authorization header is malformed"],
+    ["ServiceAuth svcauth_token=t, !!!", "the Authorization header is malformed"],
     [
       "ServiceAuth svcauth_token=t, svcauth_token=u, svcauth_api_client_id=k",
       "the Authorization header repeats svcauth_token",

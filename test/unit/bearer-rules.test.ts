@@ -53,6 +53,8 @@ describe("which scheme a header uses", () => {
     [" serviceauth", false, true],
     ["ServiceAuthX a=b", false, false],
     ["Basic abc", false, false],
+    ["Basic serviceauth", false, false],
+    ["x ServiceAuth a=b", false, false],
     ["", false, false],
   ])("%j: bearer %s, ServiceAuth %s", (header, bearer, serviceAuth) => {
     expect(isBearer(header)).toBe(bearer);
@@ -156,8 +158,8 @@ describe("verified claims → the caller", () => {
   const rules = { userClaim: "sub" };
 
   it("the user claim is the caller's user id; another claim when configured", () => {
-    expect(callerFromClaims({ sub: "u-1" }, rules)).toEqual({ userId: "u-1" });
-    expect(callerFromClaims({ sub: "client", uid: "u-2" }, { userClaim: "uid" })).toEqual({
+    expect(callerFromClaims({ sub: "u-1" }, rules)).toStrictEqual({ userId: "u-1" });
+    expect(callerFromClaims({ sub: "client", uid: "u-2" }, { userClaim: "uid" })).toStrictEqual({
       userId: "u-2",
     });
   });
@@ -168,6 +170,7 @@ describe("verified claims → the caller", () => {
     ["empty", { sub: "" }],
     ["blank", { sub: "   " }],
     ["257 characters", { sub: "x".repeat(257) }],
+    ["257 code points", { sub: "😀".repeat(257) }],
     ["a control character", { sub: "u\u0000" }],
   ])("a user claim %s: 401 user_claim", (_name, claims) => {
     expect(refusal(() => callerFromClaims(claims, rules))).toMatchObject({
@@ -177,14 +180,19 @@ describe("verified claims → the caller", () => {
     });
   });
 
-  it("256 characters is a user id", () => {
-    expect(callerFromClaims({ sub: "x".repeat(256) }, rules)).toEqual({ userId: "x".repeat(256) });
+  it("256 characters (code points, as every identifier) is a user id", () => {
+    expect(callerFromClaims({ sub: "x".repeat(256) }, rules)).toStrictEqual({
+      userId: "x".repeat(256),
+    });
+    expect(callerFromClaims({ sub: "😀".repeat(256) }, rules)).toStrictEqual({
+      userId: "😀".repeat(256),
+    });
   });
 
   it("allowed clients: client_id, else azp; anything else refused", () => {
     const only = { ...rules, allowedClientIds: ["app"] };
-    expect(callerFromClaims({ sub: "u", client_id: "app" }, only)).toEqual({ userId: "u" });
-    expect(callerFromClaims({ sub: "u", azp: "app" }, only)).toEqual({ userId: "u" });
+    expect(callerFromClaims({ sub: "u", client_id: "app" }, only)).toStrictEqual({ userId: "u" });
+    expect(callerFromClaims({ sub: "u", azp: "app" }, only)).toStrictEqual({ userId: "u" });
     // client_id wins over azp when both are there.
     for (const claims of [
       { sub: "u", client_id: "other", azp: "app" },
@@ -201,8 +209,14 @@ describe("verified claims → the caller", () => {
         message: "the access token's client is not allowed",
       });
     }
+    // Any one of several allowed clients.
+    const two = { ...rules, allowedClientIds: ["app", "tool"] };
+    expect(callerFromClaims({ sub: "u", client_id: "tool" }, two)).toStrictEqual({ userId: "u" });
+    expect(callerFromClaims({ sub: "u", azp: "app" }, two)).toStrictEqual({ userId: "u" });
     // No list: any client, or none.
-    expect(callerFromClaims({ sub: "u", client_id: "anyone" }, rules)).toEqual({ userId: "u" });
+    expect(callerFromClaims({ sub: "u", client_id: "anyone" }, rules)).toStrictEqual({
+      userId: "u",
+    });
   });
 
   it("the required scope: in `scope` (space-separated) or `scp` (array or string); missing it is not a 401", () => {
@@ -214,7 +228,9 @@ describe("verified claims → the caller", () => {
       { sub: "u", scp: "x docflow" },
       { sub: "u", scope: "x", scp: ["docflow"] },
     ]) {
-      expect(callerFromClaims(claims, scoped), JSON.stringify(claims)).toEqual({ userId: "u" });
+      expect(callerFromClaims(claims, scoped), JSON.stringify(claims)).toStrictEqual({
+        userId: "u",
+      });
     }
     for (const claims of [
       { sub: "u" },
@@ -223,12 +239,12 @@ describe("verified claims → the caller", () => {
       { sub: "u", scp: [7, "x"] },
       { sub: "u", scp: 7 },
     ]) {
-      expect(callerFromClaims(claims, scoped), JSON.stringify(claims)).toEqual({
+      expect(callerFromClaims(claims, scoped), JSON.stringify(claims)).toStrictEqual({
         userId: "u",
         missingScope: "docflow",
       });
     }
     // No required scope: none is missing.
-    expect(callerFromClaims({ sub: "u" }, rules)).toEqual({ userId: "u" });
+    expect(callerFromClaims({ sub: "u" }, rules)).toStrictEqual({ userId: "u" });
   });
 });

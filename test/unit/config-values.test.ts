@@ -141,6 +141,7 @@ describe("CORS_ALLOWED_ORIGINS", () => {
     "https://a.example/path",
     "a.example",
     "ftp://a.example",
+    "xhttps://a.example",
     "https://a.example?x",
     "https://a.example#x",
     "https://",
@@ -237,6 +238,9 @@ describe("Bearer: every value as given, every problem's words", () => {
       "BEARER_JWKS_URL must be an http:// or https:// URL",
     ]);
     expect(problemsOf({ ...base, BEARER_JWKS_URL: "http://idp.example/ jwks" })).toEqual([
+      "BEARER_JWKS_URL must be an http:// or https:// URL",
+    ]);
+    expect(problemsOf({ ...base, BEARER_JWKS_URL: "file:https://idp.example/jwks" })).toEqual([
       "BEARER_JWKS_URL must be an http:// or https:// URL",
     ]);
     expect(loadConfig({ ...base, BEARER_JWKS_URL: "http://idp.test/jwks" }).bearer?.jwksUrl).toBe(

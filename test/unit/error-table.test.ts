@@ -212,6 +212,20 @@ describe("domain errors on every wire", () => {
     });
   });
 
+  it("a 5xx carries neither its error code nor its words, whatever its detail says", () => {
+    for (const [code, status, errorCode] of [
+      [Code.Internal, 500, "Http.InternalServerError"],
+      [Code.Unimplemented, 501, "Http.NotImplemented"],
+    ] as const) {
+      const odd = withInfo(code, "docflow-api", "SOMETHING_ELSE", "Secret.Detail");
+      expect(connectToLegacyError(odd)).toEqual({
+        status,
+        errorCode,
+        message: "unexpected processing error",
+      });
+    }
+  });
+
   it("every domain kind has a row", () => {
     for (const kind of Object.values(ErrorKind)) {
       const error = domainToConnectError(new DomainError(kind, "Some.Code", "m"));

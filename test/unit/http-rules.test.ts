@@ -67,7 +67,7 @@ describe("legacy routes from http rules", () => {
     [
       "response_body",
       { pattern: { case: "get", value: "/Echo" }, responseBody: "inner" },
-      /response_body/,
+      "test.echo.v1.EchoService.Echo: response_body is not supported",
     ],
     [
       "additional_bindings",
@@ -75,13 +75,18 @@ describe("legacy routes from http rules", () => {
         pattern: { case: "get", value: "/Echo" },
         additionalBindings: [create(HttpRuleSchema, { pattern: { case: "get", value: "/Echo2" } })],
       },
-      /additional_bindings/,
+      "test.echo.v1.EchoService.Echo: additional_bindings are not supported",
     ],
-    ["a path variable", { pattern: { case: "get", value: "/Echo/{box_id}" } }, /path variables/],
+    [
+      "a path variable",
+      { pattern: { case: "get", value: "/Echo/{box_id}" } },
+      "test.echo.v1.EchoService.Echo: path variables are not supported (/Echo/{box_id})",
+    ],
+    ["no pattern", {}, "test.echo.v1.EchoService.Echo: unsupported http rule pattern (none)"],
     [
       "a custom verb",
       { pattern: { case: "custom", value: { kind: "HEAD", path: "/Echo" } } },
-      /pattern/,
+      "test.echo.v1.EchoService.Echo: unsupported http rule pattern (custom)",
     ],
     [
       "a body field that is not a message",

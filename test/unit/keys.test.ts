@@ -94,6 +94,10 @@ describe("afterIndexKey: a forged key with a valid checksum is still checked", (
     ["a time before the range of a date", forge({ millis: -8_640_000_000_000_001n })],
     ["a TotalCount past int32", forge({ total: 2 ** 31 })],
     ["a payload too short for a time", forge({ raw: Buffer.from([2, 0, 0, 0, 1, 0, 0]) })],
+    [
+      "a payload one byte short of a time",
+      forge({ raw: Buffer.concat([Buffer.from([2]), uint32(1), Buffer.alloc(7)]) }),
+    ],
     // A version 2 payload of exactly its header, time and no id: one byte short of a key.
     [
       "a version 2 payload with no id byte",

@@ -94,6 +94,7 @@ describe("legacy decoding: the body's type, encoding and size", () => {
     "application/jsonx",
     "application/json-patch+json",
     "text/json",
+    "x-application/json",
     "application/x-protobuf",
   ])("Content-Type %s: not JSON, so binary protobuf", async (type) => {
     const message = await decodeRequest(inner, request("\x0a\x02hi", { "content-type": type }), "");

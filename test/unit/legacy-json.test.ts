@@ -19,7 +19,7 @@ import {
   FieldDescriptorProto_Label as L,
   FieldDescriptorProto_Type as T,
 } from "@bufbuild/protobuf/wkt";
-import { describe, expect, it } from "vitest";
+import { beforeEach, describe, expect, it } from "vitest";
 import { file_docflow_legacy_options, json_string } from "../../gen/docflow/legacy/options_pb";
 import {
   LegacyJsonError,
@@ -27,9 +27,9 @@ import {
   messageToLegacyJson,
 } from "../../src/legacy/legacy-json";
 
-const stringBool = () => {
+const stringBool = (on = true) => {
   const options = create(FieldOptionsSchema);
-  setExtension(options, json_string, true);
+  setExtension(options, json_string, on);
   return options;
 };
 const field = (name: string, number: number, type: T, extra: Record<string, unknown> = {}) => ({
@@ -56,6 +56,10 @@ const file = create(FileDescriptorProtoSchema, {
         field("On", 1, T.BOOL, { options: stringBool() }),
         field("Child", 2, T.MESSAGE, { typeName: ".test.legacy.Tree" }),
       ],
+    },
+    {
+      name: "Explicit",
+      field: [field("Off", 1, T.BOOL, { options: stringBool(false) })],
     },
     {
       name: "NoBools",
@@ -91,11 +95,20 @@ const file = create(FileDescriptorProtoSchema, {
     },
   ],
 });
-const registry = createFileRegistry(file, (name) =>
-  name === file_docflow_legacy_options.proto.name ? file_docflow_legacy_options : undefined,
-);
-const Root = registry.getMessage("test.legacy.Root") as DescMessage;
-const NoBools = registry.getMessage("test.legacy.NoBools") as DescMessage;
+// Fresh descriptors for every test: the module works out each schema's plan
+// once and keeps it, so with shared descriptors only the first test to touch
+// a schema would run (and check) the planning, whatever it is.
+let Root: DescMessage;
+let NoBools: DescMessage;
+let Explicit: DescMessage;
+beforeEach(() => {
+  const registry = createFileRegistry(file, (name) =>
+    name === file_docflow_legacy_options.proto.name ? file_docflow_legacy_options : undefined,
+  );
+  Root = registry.getMessage("test.legacy.Root") as DescMessage;
+  NoBools = registry.getMessage("test.legacy.NoBools") as DescMessage;
+  Explicit = registry.getMessage("test.legacy.Explicit") as DescMessage;
+});
 
 const everything = {
   On: "true",
@@ -159,6 +172,23 @@ describe("reading legacy JSON: a string-bool is read as a string or a JSON boole
     expect(() => legacyJsonToMessage(Root, "{")).toThrow("the request body is not valid JSON");
     expect(() => legacyJsonToMessage(Root, "[]")).toThrow(/not a valid Root/);
     expect(() => legacyJsonToMessage(NoBools, "7")).toThrow(/not a valid NoBools/);
+  });
+
+  it("the option set to false is no option: the bool is a plain one, read and written as a JSON boolean", () => {
+    expect(() => legacyJsonToMessage(Explicit, '{"Off":"true"}')).toThrow(LegacyJsonError);
+    const message = legacyJsonToMessage(Explicit, '{"Off":true}');
+    expect(JSON.parse(messageToLegacyJson(Explicit, message))).toEqual({ Off: true });
+  });
+
+  it("null leaves a message field unset, as in proto JSON (it is not an empty message)", () => {
+    const message = legacyJsonToMessage(Root, '{"On":"true","Leaf":null,"Tree":null}');
+    expect(message).toEqual(fromJson(Root, { On: true }));
+  });
+
+  it("a list or a map of the wrong shape is refused naming the field", () => {
+    expect(() => legacyJsonToMessage(Root, '{"Many":"true"}')).toThrow(/Root\.Many/);
+    expect(() => legacyJsonToMessage(Root, '{"Leaves":{"On":"true"}}')).toThrow(/Root\.Leaves/);
+    expect(() => legacyJsonToMessage(Root, '{"ByName":[{"On":"true"}]}')).toThrow(/Root\.ByName/);
   });
 
   it("unknown fields are ignored, at every level", () => {

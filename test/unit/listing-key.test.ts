@@ -9,7 +9,47 @@ const key = listingKeyOf({
 });
 const raw = (doc: Record<string, unknown>) => BSON.serialize(doc);
 
+/**
+ * `doc` with a second listingKey ("decoded") appended: the fast path stops at
+ * the first one, a full decode keeps the last. So the answer tells which of
+ * the two read the document.
+ */
+const withSecondKey = (doc: Record<string, unknown>): Uint8Array => {
+  const first = BSON.serialize({ ...doc, listingKey: "fast" });
+  const second = BSON.serialize({ listingKey: "decoded" });
+  const element = second.subarray(4, second.length - 1);
+  const out = Buffer.concat([first.subarray(0, first.length - 1), element, Buffer.from([0])]);
+  out.writeInt32LE(out.length, 0);
+  return out;
+};
+
 describe("listingKeyOfRaw", () => {
+  it.each([
+    ["double", { v: 1.5 }],
+    ["string", { v: "listingKey" }],
+    ["document", { v: { listingKey: "x" } }],
+    ["array", { v: ["listingKey"] }],
+    ["binary", { v: new BSON.Binary(Buffer.from("listingKey")) }],
+    ["ObjectId", { v: new ObjectId() }],
+    ["boolean", { v: true }],
+    ["date", { v: new Date(0) }],
+    ["null", { v: null }],
+    ["JavaScript code", { v: new BSON.Code("listingKey") }],
+    ["symbol", { v: new BSON.BSONSymbol("listingKey") }],
+    ["int32", { v: 7 }],
+    ["timestamp", { v: new BSON.Timestamp({ t: 1, i: 1 }) }],
+    ["int64", { v: Long.fromNumber(2 ** 40) }],
+    ["decimal128", { v: BSON.Decimal128.fromString("1.5") }],
+    ["min key", { v: new BSON.MinKey() }],
+    ["max key", { v: new BSON.MaxKey() }],
+  ])("skips a %s field without decoding the document", (_name, doc) => {
+    expect(listingKeyOfRaw(withSecondKey(doc))).toBe("fast");
+  });
+
+  it("decodes the whole document at a type it does not skip (a regular expression)", () => {
+    expect(listingKeyOfRaw(withSecondKey({ v: new BSON.BSONRegExp("a", "i") }))).toBe("decoded");
+  });
+
   it.each([
     ["the key alone (what a covering projection returns)", { listingKey: key }],
     [
