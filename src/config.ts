@@ -7,6 +7,7 @@ import {
   type BearerConfig,
 } from "./auth/bearer-config";
 import { parseJwks } from "./auth/jwks";
+import { type EnvReader, envReader, shown } from "./env";
 import { LOG_LEVELS, type LogLevel } from "./log";
 import { loadTracingConfig, type TracingConfig } from "./observability/otel-config";
 
@@ -71,6 +72,8 @@ export interface Config {
   readonly tracing: TracingConfig | undefined;
   /** Bearer tokens (SPEC §5.1); undefined: off. */
   readonly bearer: BearerConfig | undefined;
+  /** The URL clients reach the service at (the server of /openapi.json); undefined: the URL of each request. */
+  readonly publicUrl: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -96,30 +99,20 @@ const TIMEOUT_VARIABLES: Readonly<Record<keyof Timeouts, [string, number, number
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const problems: string[] = [];
-  const value = (name: string) => {
-    const v = env[name];
-    return v === undefined || v.trim() === "" ? undefined : v.trim();
-  };
-  const integer = (name: string, fallback: number, min: number, max: number) => {
-    const raw = value(name);
-    if (raw === undefined) return fallback;
-    const n = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
-    if (!Number.isSafeInteger(n) || n < min || n > max) {
-      problems.push(`${name} must be an integer from ${min} to ${max} (got "${raw}")`);
-      return fallback;
-    }
-    return n;
-  };
+  const reader = envReader(env, problems);
+  const { value, integer } = reader;
 
   const port = integer("PORT", 8080, 0, 65535);
   const host = value("HOST") ?? "127.0.0.1";
   const mongodbUri = value("MONGODB_URI");
   if (mongodbUri !== undefined && !/^mongodb(\+srv)?:\/\/\S+$/.test(mongodbUri)) {
-    problems.push("MONGODB_URI must be a mongodb:// or mongodb+srv:// connection string");
+    problems.push(
+      `MONGODB_URI must be a mongodb:// or mongodb+srv:// connection string (got ${shown(mongodbUri)})`,
+    );
   }
   const embeddedDb = value("EMBEDDED_DB");
   if (embeddedDb !== undefined && embeddedDb !== "allow") {
-    problems.push('EMBEDDED_DB must be "allow" or unset');
+    problems.push(`EMBEDDED_DB must be "allow" or unset (got ${shown(embeddedDb)})`);
   }
   // A forgotten MONGODB_URI must not run production on a database that keeps nothing.
   if (value("NODE_ENV") === "production" && mongodbUri === undefined && embeddedDb !== "allow") {
@@ -129,7 +122,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const mongodbDatabase = value("MONGODB_DB") ?? "docflow";
   if (!/^[A-Za-z0-9_-]{1,63}$/.test(mongodbDatabase)) {
-    problems.push("MONGODB_DB must be 1 to 63 letters, digits, '_' or '-'");
+    problems.push(
+      `MONGODB_DB must be 1 to 63 letters, digits, '_' or '-' (got ${shown(mongodbDatabase)})`,
+    );
   }
   const seedFile = value("SEED_FILE");
   if (seedFile !== undefined && !existsSync(seedFile)) {
@@ -137,7 +132,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const logLevel = (value("LOG_LEVEL") ?? "info") as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
-    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")}`);
+    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")} (got ${shown(logLevel)})`);
   }
   // Stryker disable next-line ObjectLiteral: the loop below sets every key
   const timeouts = { ...DEFAULT_TIMEOUTS };
@@ -152,7 +147,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   for (const origin of corsAllowedOrigins) {
     if (origin !== "*" && !/^https?:\/\/[^/?#\s]+$/.test(origin)) {
       problems.push(
-        `CORS_ALLOWED_ORIGINS: "${origin.slice(0, 80)}" is not an origin (scheme://host[:port]) or *`,
+        `CORS_ALLOWED_ORIGINS: ${shown(origin)} is not an origin (scheme://host[:port]) or *`,
       );
     }
   }
@@ -160,11 +155,18 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const authCacheMaxEntries = integer("AUTH_CACHE_MAX_ENTRIES", 10_000, 1, 10_000_000);
   const metricsRaw = (value("METRICS_ENABLED") ?? "true").toLowerCase();
   if (metricsRaw !== "true" && metricsRaw !== "false") {
-    problems.push('METRICS_ENABLED must be "true" or "false"');
+    problems.push(`METRICS_ENABLED must be "true" or "false" (got ${shown(metricsRaw)})`);
   }
   const metricsEnabled = metricsRaw !== "false";
+  const publicUrlRaw = value("PUBLIC_URL");
+  if (publicUrlRaw !== undefined && !/^https?:\/\/[^/?#\s@]+(?:\/[^?#\s]*)?$/.test(publicUrlRaw)) {
+    problems.push(
+      `PUBLIC_URL must be an http:// or https:// URL with no query, fragment or credentials (got ${shown(publicUrlRaw)})`,
+    );
+  }
+  const publicUrl = publicUrlRaw?.replace(/\/+$/, "");
   const tracing = loadTracingConfig(env, problems);
-  const bearer = loadBearerConfig(value, integer, problems);
+  const bearer = loadBearerConfig(reader, problems);
   // Node refuses a headers timeout above the request timeout.
   if (timeouts.headersMs > timeouts.requestMs) {
     problems.push("HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS");
@@ -186,12 +188,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsEnabled,
     tracing,
     bearer,
+    publicUrl,
   });
 }
 
 function loadBearerConfig(
-  value: (name: string) => string | undefined,
-  integer: (name: string, fallback: number, min: number, max: number) => number,
+  { value, integer }: EnvReader,
   problems: string[],
 ): BearerConfig | undefined {
   const issuer = value("BEARER_ISSUER");
@@ -230,7 +232,7 @@ function loadBearerConfig(
     );
   }
   if (jwksUrl !== undefined && !/^https?:\/\/\S+$/.test(jwksUrl)) {
-    problems.push("BEARER_JWKS_URL must be an http:// or https:// URL");
+    problems.push(`BEARER_JWKS_URL must be an http:// or https:// URL (got ${shown(jwksUrl)})`);
   }
   let jwks: JSONWebKeySet | undefined;
   if (jwksFile !== undefined) {
@@ -259,7 +261,7 @@ function loadBearerConfig(
   for (const alg of algorithms) {
     if (!(BEARER_ASYMMETRIC_ALGORITHMS as readonly string[]).includes(alg)) {
       problems.push(
-        `BEARER_ALGORITHMS: "${alg.slice(0, 20)}" is not accepted (symmetric algorithms and none are refused; use ${BEARER_ASYMMETRIC_ALGORITHMS.join(", ")})`,
+        `BEARER_ALGORITHMS: ${shown(alg)} is not accepted (symmetric algorithms and none are refused; use ${BEARER_ASYMMETRIC_ALGORITHMS.join(", ")})`,
       );
     }
   }

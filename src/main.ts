@@ -3,7 +3,7 @@
 import { bearerFromConfig } from "./auth/bearer-verifier";
 import { ConfigError, loadConfig } from "./config";
 import { createDeps } from "./deps";
-import { demoCommands, demoFixture } from "./fixtures/demo";
+import { demoCommands, demoCredentials, demoFixture } from "./fixtures/demo";
 import { FixtureError } from "./fixtures/fixture";
 import { loadFixture, loadFixtureFile } from "./fixtures/load";
 import { createHttpServer } from "./http/server";
@@ -108,6 +108,8 @@ async function main(): Promise<void> {
   });
   const server = createHttpServer(deps, config.timeouts, {
     corsAllowedOrigins: config.corsAllowedOrigins,
+    publicUrl: config.publicUrl,
+    demoCredentials: !config.seedFile && database.mode === "embedded" ? demoCredentials() : [],
     observer: createObserver(config.metricsEnabled ? createMetrics() : undefined, tracing?.tracer),
   });
   const stop = async (signal: string) => {

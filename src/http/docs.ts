@@ -1,6 +1,12 @@
 /**
- * GET /openapi.json and the offline API page GET /docs (swagger-ui-dist,
- * served from node_modules: the page loads nothing from outside the server).
+ * GET /openapi.json, the offline API page GET /docs (swagger-ui-dist,
+ * served from node_modules: the page loads nothing from outside the server)
+ * and GET /, which leads to it.
+ *
+ * The document names the server by an absolute URL, as generators need one
+ * (a relative "/" makes them call http://localhost): PUBLIC_URL when the
+ * deployment sets it, else the scheme and authority the document was
+ * fetched with.
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -23,16 +29,43 @@ const ASSETS: Readonly<Record<string, string>> = {
   "favicon-16x16.png": "image/png",
 };
 
-const PAGE = `<!doctype html>
+/** A row of the demo note of /docs: what it is, and the value to paste. */
+export type DemoCredential = readonly [label: string, value: string];
+
+const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The demo note: shown only when the service loaded the demo fixture. */
+function demoNote(demo: readonly DemoCredential[]): string {
+  if (demo.length === 0) return "";
+  const rows = demo
+    .map(
+      ([label, value]) =>
+        `      <tr><th>${escapeHtml(label)}</th><td><code>${escapeHtml(value)}</code></td></tr>`,
+    )
+    .join("\n");
+  return `  <section class="demo" aria-label="Demo credentials">
+    <p>This server runs on the built-in <strong>demo data</strong>. To try an operation: <em>Authorize</em> → ServiceAuth, paste the value below, then <em>Try it out</em>.</p>
+    <table>
+${rows}
+    </table>
+  </section>
+`;
+}
+
+const page = (demo: readonly DemoCredential[]) => `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
   <title>docflow-api — legacy HTTP API</title>
   <link rel="stylesheet" href="/docs/swagger-ui.css">
   <link rel="icon" type="image/png" href="/docs/favicon-32x32.png" sizes="32x32">
+  <style>
+    .demo { max-width: 1420px; margin: 1em auto 0; padding: 0 20px; font-family: sans-serif; font-size: 14px; }
+    .demo th { text-align: left; padding-right: 1em; font-weight: normal; color: #555; }
+  </style>
 </head>
 <body>
-  <div id="swagger-ui"></div>
+${demoNote(demo)}  <div id="swagger-ui"></div>
   <script src="/docs/swagger-ui-bundle.js"></script>
   <script src="/docs/init.js"></script>
 </body>
@@ -83,24 +116,78 @@ function staticFile(type: string, cacheControl: string, body: Buffer | string): 
     : {};
   // Compression failures show up when the file is served; keep them from being unhandled meanwhile.
   for (const promise of Object.values(coded)) promise.catch(() => undefined);
-  const etag = createHash("sha256").update(identity).digest("base64url").slice(0, 22);
-  return { type, cacheControl, identity, coded, etag };
+  return { type, cacheControl, identity, coded, etag: etagFor(identity) };
 }
+
+const etagFor = (bytes: Buffer) =>
+  createHash("sha256").update(bytes).digest("base64url").slice(0, 22);
 
 /** Each representation has its own entity tag: the coding is part of it. */
 const etagOf = (file: StaticFile, coding: ContentCoding | undefined) =>
   `"${file.etag}${coding ? `-${coding}` : ""}"`;
 
-export function createDocsRoutes(openApi: object): DocsRoutes {
+/** What GET / answers a client that does not follow the redirect. */
+const ROOT_TEXT = `docflow-api: the API page is /docs, the OpenAPI document /openapi.json.
+Health: /livez, /readyz. Metrics: /metrics.
+`;
+
+/** Stands for the server URL in the serialized document until a request names it. */
+const SERVER_URL_MARK = "\u0000server-url\u0000";
+/** Documents kept for this many distinct authorities; others are served as made, uncompressed. */
+const MAX_AUTHORITIES = 8;
+/** host, host:port, [v6]:port: anything else in Host is not repeated in the document. */
+const AUTHORITY = /^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
+
+export interface DocsOptions {
+  /** PUBLIC_URL: the URL clients reach the service at; undefined: the one the document was fetched with. */
+  readonly publicUrl?: string;
+  /** The demo credentials, shown on /docs; empty when the demo fixture is not loaded. */
+  readonly demo?: readonly DemoCredential[];
+}
+
+/**
+ * `buildDocument(serverUrl)` is called once, with a mark where the URL goes;
+ * each authority's document is the text around it with the URL put in.
+ */
+export function createDocsRoutes(
+  buildDocument: (serverUrl: string) => object,
+  options: DocsOptions = {},
+): DocsRoutes {
+  const [before, after] = JSON.stringify(buildDocument(SERVER_URL_MARK), null, 2).split(
+    JSON.stringify(SERVER_URL_MARK).slice(1, -1),
+  ) as [string, string];
+  const documentFor = (serverUrl: string) =>
+    staticFile("application/json; charset=utf-8", "no-cache", `${before}${serverUrl}${after}`);
+  const fixed = options.publicUrl === undefined ? undefined : documentFor(options.publicUrl);
+  const byAuthority = new Map<string, StaticFile>();
+  /** The document for this request: PUBLIC_URL's, or its own authority's. */
+  const openApiFile = (req: NodeRequest): StaticFile => {
+    if (fixed) return fixed;
+    const authority = String(req.headers[":authority"] ?? req.headers.host ?? "");
+    const scheme = "encrypted" in req.socket && req.socket.encrypted ? "https" : "http";
+    const key = AUTHORITY.test(authority) ? `${scheme}://${authority}` : "/";
+    const known = byAuthority.get(key);
+    if (known) return known;
+    if (byAuthority.size >= MAX_AUTHORITIES) {
+      // A client inventing Host values gets its document, but no cached, compressed copy.
+      const text = Buffer.from(`${before}${key}${after}`, "utf8");
+      return {
+        type: "application/json; charset=utf-8",
+        cacheControl: "no-cache",
+        identity: text,
+        coded: {},
+        etag: etagFor(text),
+      };
+    }
+    const file = documentFor(key);
+    byAuthority.set(key, file);
+    return file;
+  };
   const assetDir = dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
   // The document and page may change with a release: revalidate (304 when unchanged).
   // The swagger-ui assets change only with the package: cache them for a day.
   const files = new Map<string, StaticFile>([
-    [
-      "/openapi.json",
-      staticFile("application/json; charset=utf-8", "no-cache", JSON.stringify(openApi, null, 2)),
-    ],
-    ["/docs", staticFile("text/html; charset=utf-8", "no-cache", PAGE)],
+    ["/docs", staticFile("text/html; charset=utf-8", "no-cache", page(options.demo ?? []))],
     ["/docs/init.js", staticFile("text/javascript; charset=utf-8", "no-cache", INIT)],
   ]);
   files.set("/docs/", files.get("/docs") as StaticFile);
@@ -112,7 +199,7 @@ export function createDocsRoutes(openApi: object): DocsRoutes {
   }
   return {
     route(path) {
-      if (path === "/openapi.json" || path === "/docs") return path;
+      if (path === "/openapi.json" || path === "/docs" || path === "/") return path;
       return path.startsWith("/docs/") ? "/docs/{file}" : undefined;
     },
     async handle(req, res, path) {
@@ -123,7 +210,18 @@ export function createDocsRoutes(openApi: object): DocsRoutes {
         });
         return;
       }
-      const file = files.get(path);
+      if (path === "/") {
+        // Browsers follow it to the API page; curl shows where things are.
+        const body = Buffer.from(ROOT_TEXT, "utf8");
+        res.statusCode = 302;
+        res.setHeader("location", "/docs");
+        res.setHeader("content-type", "text/plain; charset=utf-8");
+        res.setHeader("content-length", String(body.length));
+        if (req.method === "HEAD") res.end();
+        else res.end(body);
+        return;
+      }
+      const file = path === "/openapi.json" ? openApiFile(req) : files.get(path);
       if (!file) {
         sendError(req, res, legacyError(404, `no such file: ${path.slice(0, 200)}`));
         return;

@@ -33,7 +33,7 @@ import { legacyError } from "../wire/errors";
 import type { NodeRequest, NodeResponse } from "../wire/http";
 import { sendError, sendMethodNotAllowed } from "../wire/plain";
 import { type CorsPolicy, createCorsPolicy } from "./cors";
-import { createDocsRoutes } from "./docs";
+import { createDocsRoutes, type DemoCredential } from "./docs";
 import { beginRequest, type FrontRequest, guarded, MAX_SHOWN_PATH } from "./front";
 import { createHealthEndpoints, HEALTH_PATHS } from "./health";
 import { createListener } from "./listener";
@@ -62,6 +62,10 @@ export interface HttpServerOptions {
   readonly jsonRegistry?: Registry;
   /** The largest RPC request message (default 1 MiB, MAX_REQUEST_BYTES). */
   readonly maxRequestBytes?: number;
+  /** PUBLIC_URL: the server URL of /openapi.json; absent: the URL it was fetched with. */
+  readonly publicUrl?: string;
+  /** Shown on /docs when the demo fixture is loaded. */
+  readonly demoCredentials?: readonly DemoCredential[];
 }
 
 /** One entry of the route table: what it serves, and how. */
@@ -93,7 +97,9 @@ export function createHttpServer(
   const observer = options.observer ?? createObserver(undefined, undefined);
   const health = createHealthEndpoints(deps.healthy);
   const docs = createDocsRoutes(
-    buildOpenApi(bridge.routes, { version: SERVICE_VERSION, comments: protoComments }),
+    (serverUrl) =>
+      buildOpenApi(bridge.routes, { version: SERVICE_VERSION, comments: protoComments, serverUrl }),
+    { publicUrl: options.publicUrl, demo: options.demoCredentials },
   );
 
   const table: readonly Route[] = [

@@ -124,7 +124,8 @@ async function writeAnswer(
     ? Buffer.from(messageToLegacyJson(schema, message), "utf8")
     : toBinary(schema, message);
   res.setHeader("content-type", asJson ? JSON_CONTENT_TYPE : PROTOBUF_CONTENT_TYPE);
-  addVary(res, "Accept-Encoding");
+  // The body is JSON or protobuf by Accept, compressed or not by Accept-Encoding.
+  addVary(res, "Accept, Accept-Encoding");
   const coding =
     body.length >= COMPRESS_MIN_BYTES ? negotiateCoding(req.headers["accept-encoding"]) : undefined;
   if (coding) {

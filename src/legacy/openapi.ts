@@ -34,6 +34,8 @@ export interface OpenApiOptions {
   readonly version: string;
   /** Leading proto comments by fully qualified name (gen/proto-comments.ts). */
   readonly comments: Readonly<Record<string, string>>;
+  /** The absolute URL of the service, as generated clients call it. */
+  readonly serverUrl: string;
 }
 
 /** What every legacy operation may answer (SPEC §4); methods add or refine with `(docflow.legacy.http_errors)`. */
@@ -109,41 +111,15 @@ const FIELD_SCHEMAS: Readonly<Record<string, (derived: Json) => Json>> = {
 };
 
 /**
- * Messages whose fields constrain one another, by full name: the request
- * form of each (only requests carry them) refined to what the server accepts.
+ * Messages whose fields constrain one another, by full name: the rule, in
+ * prose, added to the request form's description. (A `oneOf` over the
+ * properties says it exactly, but generators cannot express it: Python gets a
+ * wrapper no value satisfies, TypeScript code that does not compile.)
  */
-const INPUT_MESSAGE_SCHEMAS: Readonly<Record<string, (derived: Json) => Json>> = {
-  // AnyDepartment true: no department listed; false: at least one (src/domain/counteragent-groups.ts).
-  "docflow.legacy.CounteragentGroupDepartmentPatch": (derived) => ({
-    ...derived,
-    oneOf: [
-      {
-        properties: {
-          AnyDepartment: { enum: [true, "true"] },
-          Departments: {
-            anyOf: [
-              { type: "null" },
-              {
-                type: "object",
-                properties: { DepartmentIds: { anyOf: [{ type: "null" }, { maxItems: 0 }] } },
-              },
-            ],
-          },
-        },
-      },
-      {
-        properties: {
-          AnyDepartment: { enum: [false, "false"] },
-          Departments: {
-            type: "object",
-            properties: { DepartmentIds: { type: "array", minItems: 1 } },
-            required: ["DepartmentIds"],
-          },
-        },
-        required: ["Departments"],
-      },
-    ],
-  }),
+const INPUT_MESSAGE_RULES: Readonly<Record<string, string>> = {
+  // src/domain/counteragent-groups.ts: a 400 CounteragentGroup.InvalidDepartments otherwise.
+  "docflow.legacy.CounteragentGroupDepartmentPatch":
+    'AnyDepartment "true": Departments absent or with no DepartmentIds; AnyDepartment "false": Departments.DepartmentIds lists at least one department. Anything else is a 400 (X-Service-ErrorCode CounteragentGroup.InvalidDepartments).',
 };
 
 function notTheDefaultGroup(derived: Json): Json {
@@ -196,7 +172,7 @@ export function buildOpenApi(routes: readonly LegacyRoute[], options: OpenApiOpt
     );
     const operation: Json = {
       operationId: method.name,
-      summary: method.name,
+      summary: summaryOf(describe(rpc)) ?? method.name,
       ...(describe(rpc) ? { description: describe(rpc) } : {}),
       tags: [method.parent.name],
       "x-rpc": `/${method.parent.typeName}/${method.name}`,
@@ -233,15 +209,15 @@ export function buildOpenApi(routes: readonly LegacyRoute[], options: OpenApiOpt
       description: [
         "The legacy HTTP paths of the electronic document exchange API.",
         "",
-        "Responses are binary protobuf (`application/x-protobuf`) unless `Accept` contains `application/json`.",
+        '**Send `Accept: application/json` to get JSON.** Responses are binary protobuf (`application/x-protobuf`) unless `Accept` contains `application/json`; `Accept: */*` and no Accept at all mean protobuf, which is what the existing SDKs expect. A client generated from this document must send that header: the generated Python client does so by itself; with typescript-fetch, set `headers: { Accept: "application/json" }` in its Configuration.',
         "Request bodies are JSON when `Content-Type` is `application/json`, otherwise binary protobuf.",
-        'Legacy JSON uses the proto field names (PascalCase); `IsSubscribed` travels as the string "true" or "false".',
+        'Legacy JSON uses the proto field names (PascalCase); the legacy booleans (`IsSubscribed`, `AnyDepartment`) travel as the string "true" or "false" (JSON booleans are accepted in requests).',
         "A bare or empty query parameter means absent. Success is always 200.",
-        "Errors carry a short text body (or application/problem+json for JSON clients) and the header X-Service-ErrorCode.",
-        "The same operations are served over gRPC, Connect and gRPC-Web (see `x-rpc`).",
+        "Errors carry the header X-Service-ErrorCode and an application/problem+json body for clients that asked for JSON (a short text otherwise).",
+        "The same operations are served over gRPC, Connect and gRPC-Web (see `x-rpc`). For protobuf, generate a client from the service's .proto files rather than from this document.",
       ].join("\n"),
     },
-    servers: [{ url: "/" }],
+    servers: [{ url: options.serverUrl }],
     // Either scheme, never both in one request (SPEC §5.1).
     security: [{ ServiceAuth: [] }, { Bearer: [] }],
     paths,
@@ -307,11 +283,6 @@ function responses(route: LegacyRoute, ref: (m: DescMessage) => Json): Json {
     out[status] = {
       description,
       headers: {
-        "WWW-Authenticate": {
-          description:
-            'On every 401: the scheme(s) to use, e.g. `ServiceAuth realm="docflow-api", Bearer realm="docflow-api"` with no credentials, or `Bearer realm="docflow-api", error="invalid_token"`. On a 403 for a Bearer token without the required scope: `error="insufficient_scope"`.',
-          schema: { type: "string" },
-        },
         "X-Service-ErrorCode": { $ref: "#/components/headers/X-Service-ErrorCode" },
         ...(status === "401" || status === "403"
           ? { "WWW-Authenticate": { $ref: "#/components/headers/WWW-Authenticate" } }
@@ -320,13 +291,27 @@ function responses(route: LegacyRoute, ref: (m: DescMessage) => Json): Json {
           ? { Allow: { description: "The method to use.", schema: { type: "string" } } }
           : {}),
       },
+      // problem+json first: generators type the error body by the first media type.
       content: {
-        "text/plain": { schema: { type: "string" } },
         "application/problem+json": { schema: { $ref: "#/components/schemas/Problem" } },
+        "text/plain": {
+          schema: {
+            type: "string",
+            description: "The same message as detail, for clients that did not ask for JSON.",
+          },
+        },
       },
     };
   }
   return out;
+}
+
+/** The first sentence of a proto comment, on one line. */
+export function summaryOf(comment: string | undefined): string | undefined {
+  const text = comment?.replace(/\s+/g, " ").trim();
+  if (!text) return undefined;
+  const end = text.search(/\.(?:\s|$)/);
+  return end < 0 ? text : text.slice(0, end + 1);
 }
 
 function binary(message: DescMessage): Json {
@@ -355,14 +340,20 @@ function queryParameter(field: DescField, describe: (name: string) => string | u
     if (isFieldSet(range, IntegerRangeSchema.field.max)) schema.maximum = Number(range.max);
     if (isFieldSet(range, IntegerRangeSchema.field.default)) schema.default = Number(range.default);
   }
-  const comment = describe(`${field.parent.typeName}.${field.name}`);
+  // An empty value (or a bare key) means absent: fine for an optional
+  // parameter, a 400 for a required one. (allowEmptyValue said so, but 3.1
+  // deprecates it.)
+  const description = [
+    describe(`${field.parent.typeName}.${field.name}`),
+    required ? "" : "An empty value means absent.",
+  ]
+    .filter(Boolean)
+    .join(" ");
   return {
     name: field.jsonName,
     in: "query",
     required,
-    // An empty value (or a bare key) means absent: fine for an optional parameter, a 400 for a required one.
-    ...(required ? {} : { allowEmptyValue: true }),
-    ...(comment ? { description: comment } : {}),
+    ...(description ? { description } : {}),
     schema,
   };
 }
@@ -388,9 +379,16 @@ function scalarSchema(
         return { type: "boolean" };
       }
       // Written as the string "true" or "false"; read as that string or a JSON boolean.
+      // Input declares the strings only: a type mixing strings and booleans
+      // breaks generators (Python: an enum class that does not import).
       return direction === "output"
         ? { type: "string", enum: ["true", "false"] }
-        : { type: ["string", "boolean"], enum: ["true", "false", true, false] };
+        : {
+            type: "string",
+            enum: ["true", "false"],
+            description:
+              'The string "true" or "false"; the JSON booleans true and false are accepted too.',
+          };
     case ScalarType.INT32:
     case ScalarType.SINT32:
     case ScalarType.SFIXED32:
@@ -444,6 +442,18 @@ function collectMessages(message: DescMessage, into: Set<string>): void {
   }
 }
 
+/**
+ * A field every answer carries, set or not: lists, maps and fields without
+ * presence, which legacy JSON writes empty or zero (`alwaysEmitImplicit`).
+ */
+function alwaysWritten(field: DescField): boolean {
+  return (
+    field.fieldKind === "list" ||
+    field.fieldKind === "map" ||
+    field.presence === FeatureSet_FieldPresence.IMPLICIT
+  );
+}
+
 /** `schema` that also admits `null`. */
 function nullable(schema: Json): Json {
   if (schema.type === undefined) return { anyOf: [schema, { type: "null" }] };
@@ -486,10 +496,15 @@ function addSchema(message: DescMessage, components: Components, direction: Dire
     }
     schema = refined(field, schema);
     const isRequired = field.presence === FeatureSet_FieldPresence.LEGACY_REQUIRED;
-    if (isRequired) required.push(field.jsonName);
-    else if (direction === "input") schema = nullable(schema);
-    const comment = describe(`${message.typeName}.${field.name}`);
-    properties[field.jsonName] = comment ? { ...schema, description: comment } : schema;
+    if (isRequired || (direction === "output" && alwaysWritten(field))) {
+      required.push(field.jsonName);
+    } else if (direction === "input") {
+      schema = nullable(schema);
+    }
+    const description = [describe(`${message.typeName}.${field.name}`), schema.description]
+      .filter(Boolean)
+      .join(" ");
+    properties[field.jsonName] = description ? { ...schema, description } : schema;
   }
   const comment = describe(message.typeName);
   const schema: Json = {
@@ -498,7 +513,9 @@ function addSchema(message: DescMessage, components: Components, direction: Dire
     properties,
     ...(required.length > 0 ? { required } : {}),
   };
-  const refine = direction === "input" ? INPUT_MESSAGE_SCHEMAS[message.typeName] : undefined;
-  schemas[name] = refine ? refine(schema) : schema;
+  const rule = direction === "input" ? INPUT_MESSAGE_RULES[message.typeName] : undefined;
+  schemas[name] = rule
+    ? { ...schema, description: [comment, rule].filter(Boolean).join("\n\n") }
+    : schema;
   return name;
 }

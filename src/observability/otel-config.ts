@@ -4,6 +4,7 @@
  * never repeated). Parsing only: the SDK is loaded by tracing.ts, and only
  * when tracing is on.
  */
+import { type Env, envReader, shown } from "../env";
 
 export type Sampler =
   | "always_on"
@@ -41,32 +42,17 @@ export interface TracingConfig {
   };
 }
 
-type Env = Readonly<Record<string, string | undefined>>;
-
 /** undefined: tracing is off (nothing is loaded). Problems are pushed, one per variable. */
 export function loadTracingConfig(env: Env, problems: string[]): TracingConfig | undefined {
-  const value = (name: string) => {
-    const v = env[name];
-    return v === undefined || v.trim() === "" ? undefined : v.trim();
-  };
+  const { value, integer } = envReader(env, problems);
   const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
     const raw = value(name)?.toLowerCase();
     if (raw === undefined) return fallback;
     if (!allowed.includes(raw as T)) {
-      problems.push(`${name} must be one of ${allowed.join(", ")}`);
+      problems.push(`${name} must be one of ${allowed.join(", ")} (got ${shown(raw)})`);
       return fallback;
     }
     return raw as T;
-  };
-  const integer = (name: string, fallback: number, min: number, max: number) => {
-    const raw = value(name);
-    if (raw === undefined) return fallback;
-    const n = /^\d+$/.test(raw) ? Number(raw) : Number.NaN;
-    if (!Number.isSafeInteger(n) || n < min || n > max) {
-      problems.push(`${name} must be an integer from ${min} to ${max}`);
-      return fallback;
-    }
-    return n;
   };
   const url = (name: string) => {
     const raw = value(name);
@@ -77,7 +63,7 @@ export function loadTracingConfig(env: Env, problems: string[]): TracingConfig |
     } catch {
       // reported below
     }
-    problems.push(`${name} must be an http:// or https:// URL`);
+    problems.push(`${name} must be an http:// or https:// URL (got ${shown(raw)})`);
     return undefined;
   };
   /** `k=v,k2=v2`, percent-encoded values (W3C Baggage octets); the values are never printed. */
@@ -96,6 +82,7 @@ export function loadTracingConfig(env: Env, problems: string[]): TracingConfig |
         decoded = undefined;
       }
       if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(key) || decoded === undefined) {
+        // The value is not shown: headers carry API keys.
         problems.push(`${name} must be a comma-separated list of key=value (percent-encoded)`);
         return {};
       }
@@ -106,7 +93,7 @@ export function loadTracingConfig(env: Env, problems: string[]): TracingConfig |
 
   const disabledRaw = value("OTEL_SDK_DISABLED")?.toLowerCase();
   if (disabledRaw !== undefined && disabledRaw !== "true" && disabledRaw !== "false") {
-    problems.push('OTEL_SDK_DISABLED must be "true" or "false"');
+    problems.push(`OTEL_SDK_DISABLED must be "true" or "false" (got ${shown(disabledRaw)})`);
   }
   const exporter = oneOf("OTEL_TRACES_EXPORTER", ["otlp", "none"] as const, "otlp");
   const endpoint = url("OTEL_EXPORTER_OTLP_ENDPOINT");
@@ -135,7 +122,9 @@ export function loadTracingConfig(env: Env, problems: string[]): TracingConfig |
   if (ratioRaw !== undefined && sampler.endsWith("traceidratio")) {
     const r = /^\d*\.?\d+$/.test(ratioRaw) ? Number(ratioRaw) : Number.NaN;
     if (!(r >= 0 && r <= 1)) {
-      problems.push("OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1");
+      problems.push(
+        `OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1 (got ${shown(ratioRaw)})`,
+      );
     } else {
       samplerRatio = r;
     }
@@ -148,7 +137,9 @@ export function loadTracingConfig(env: Env, problems: string[]): TracingConfig |
     (p) => p !== "tracecontext" && p !== "baggage" && p !== "none",
   );
   if (unknownPropagator !== undefined) {
-    problems.push("OTEL_PROPAGATORS must list tracecontext, baggage or none");
+    problems.push(
+      `OTEL_PROPAGATORS must list tracecontext, baggage or none (got ${shown(unknownPropagator)})`,
+    );
   }
   const propagators = propagatorNames.includes("none")
     ? []

@@ -9,8 +9,16 @@ import { loadConfig } from "../config";
 import { Collections } from "../storage/collections";
 import { type CounteragentDocument, giveListingKeys } from "../storage/counteragent-store";
 import { openDatabase } from "../storage/database";
+import { commandLine } from "./cli";
+
+const USAGE = `usage: npm run backfill:listing-keys
+
+Gives a listing key to every counteragent of the MongoDB at MONGODB_URI
+(database MONGODB_DB) that lacks one. Optional (the first page of a walk does
+the same for its own group), idempotent, safe while the service runs.`;
 
 async function backfill(): Promise<number> {
+  commandLine({ text: USAGE });
   const config = loadConfig();
   if (config.mongodbUri === undefined) {
     process.stderr.write("MONGODB_URI must name the database to backfill.\n");

@@ -24,12 +24,23 @@ import {
 } from "../storage/counteragent-store";
 import { openDatabase } from "../storage/database";
 import { BIG, bigMember, loadBigGroups } from "./big-fixture";
+import { commandLine } from "./cli";
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 200);
 const WARMUP = 20;
 const PAGE = 100;
 
+const USAGE = `usage: npm run bench:paging
+
+Latency of GetCounteragentsFromGroup pages through the service against the
+same page query issued straight through the driver, for groups of 100 and
+10,000 members (and 100,000 when MONGODB_URI names a real MongoDB), on a
+fresh database. Prints figures and ratios; asserts nothing.
+
+Environment: BENCH_ITERATIONS (pages per size, default 200), MONGODB_URI.`;
+
 async function main(): Promise<void> {
+  commandLine({ text: USAGE });
   const external = process.env.MONGODB_URI;
   const sizes = external ? [100, 10_000, 100_000] : [100, 10_000];
   const name = `docflow_bench_${randomBytes(4).toString("hex")}`;

@@ -66,6 +66,28 @@ import {
   stopAll,
 } from "./bench/processes";
 import { prepareWrk, wrkArgs } from "./bench/wrk";
+import { commandLine } from "./cli";
+
+const USAGE = `usage: npm run bench [-- --json [file]] [-- --against REV] [-- --observability]
+
+Throughput, latency, server CPU per request and memory of the service against
+floors that make the same database calls (a plain node:http server, a plain
+grpc-js server), interleaved, servers pinned to one core and load generators
+to the other; answers are checked byte for byte before anything is timed.
+About 7 minutes with the defaults. Ctrl-C stops every child process.
+
+  --json [file]      also write the results as JSON (default bench-results.json)
+  --against REV      compare with the service at another commit instead
+  --observability    compare metrics and tracing settings of the service instead
+
+Environment: BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_WARMUP_SECONDS (2),
+BENCH_CONNECTIONS ("32,256"), BENCH_SCENARIOS (comma list, default all),
+BENCH_HTTP_GENERATOR (autocannon or wrk), BENCH_NODE_FLAGS ("flags|flags"),
+MONGODB_URI (a real MongoDB: a fresh database, dropped at the end).
+See docs/performance.md.`;
+
+// Before anything starts: --help does no work.
+commandLine({ text: USAGE, options: ["--json", "--against", "--observability"] });
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const script = (name: string) => fileURLToPath(new URL(`./bench/${name}`, import.meta.url));

@@ -11,6 +11,7 @@ import { loadFixture } from "../fixtures/load";
 import { Collections } from "../storage/collections";
 import { openDatabase } from "../storage/database";
 import { listingKeyOf } from "../storage/listing-key";
+import { commandLine } from "./cli";
 
 export const BIG = {
   apiKey: "bench-api-key",
@@ -69,14 +70,21 @@ export async function loadBigGroups(db: Db, groupSizes: readonly number[]): Prom
   }
 }
 
+const USAGE = `usage: npm run fixture:big -- --members N [--out file.json] [--load]
+
+Writes a fixture with one box whose group has N members (default file
+big-fixture-N.json), to load with SEED_FILE=<file> npm start or npm run seed.
+--load writes the members straight into the MongoDB at MONGODB_URI instead.`;
+
 function parseArgs(argv: string[]): { members: number; out: string | undefined; load: boolean } {
+  commandLine({ text: USAGE, options: ["--members", "--out", "--load"] }, argv);
   const at = (flag: string) => {
     const i = argv.indexOf(flag);
     return i >= 0 ? argv[i + 1] : undefined;
   };
   const members = Number(at("--members"));
   if (!Number.isSafeInteger(members) || members < 1) {
-    throw new Error("usage: npm run fixture:big -- --members N [--out file.json] [--load]");
+    throw new Error(USAGE);
   }
   return { members, out: at("--out"), load: argv.includes("--load") };
 }

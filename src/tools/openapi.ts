@@ -5,17 +5,33 @@ import { legacyRoutesOf } from "../legacy/http-rules";
 import { buildOpenApi } from "../legacy/openapi";
 import { servedMethods } from "../rpc/pipeline";
 import { SERVICE_VERSION } from "../version";
+import { commandLine } from "./cli";
 
-export function openApiDocument(): object {
+export function openApiDocument(serverUrl = "http://127.0.0.1:8080"): object {
   return buildOpenApi(legacyRoutesOf(servedMethods()), {
     version: SERVICE_VERSION,
     comments: protoComments,
+    serverUrl,
   });
 }
 
+const USAGE = `usage: npm run openapi -- [file] [--server-url URL]
+
+Writes the OpenAPI document the service serves at /openapi.json to a file
+(default openapi.json), without starting the service. Its server URL is
+--server-url (default http://127.0.0.1:8080); the running service puts in
+PUBLIC_URL, or the URL the document was fetched with.`;
+
 if (process.argv[1]?.endsWith("openapi.ts")) {
-  const file = process.argv[2] ?? "openapi.json";
-  writeFile(file, `${JSON.stringify(openApiDocument(), null, 2)}\n`).then(
+  const args = commandLine({ text: USAGE, options: ["--server-url"] });
+  const at = args.indexOf("--server-url");
+  const serverUrl = at === -1 ? "http://127.0.0.1:8080" : args.splice(at, 2)[1];
+  if (serverUrl === undefined || !/^https?:\/\/\S+$/.test(serverUrl)) {
+    process.stderr.write(`--server-url needs an http:// or https:// URL\n\n${USAGE}\n`);
+    process.exit(2);
+  }
+  const file = args[0] ?? "openapi.json";
+  writeFile(file, `${JSON.stringify(openApiDocument(serverUrl), null, 2)}\n`).then(
     () => process.stdout.write(`wrote ${file}\n`),
     (error: unknown) => {
       process.stderr.write(`${error instanceof Error ? error.message : String(error)}\n`);

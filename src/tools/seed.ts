@@ -3,11 +3,19 @@ import { loadConfig } from "../config";
 import { FixtureError } from "../fixtures/fixture";
 import { loadFixtureFile } from "../fixtures/load";
 import { openDatabase } from "../storage/database";
+import { commandLine } from "./cli";
+
+const USAGE = `usage: npm run seed -- <fixture.json>
+
+Checks a fixture file (the format of docs/configuration.md, "Fixtures") and
+writes it to the MongoDB at MONGODB_URI (database MONGODB_DB, default
+docflow). A fixture that breaks a rule changes nothing. To load a fixture
+into the embedded database instead, start the service with SEED_FILE=<file>.`;
 
 async function seed(): Promise<number> {
-  const file = process.argv[2];
+  const [file] = commandLine({ text: USAGE });
   if (!file) {
-    process.stderr.write("usage: npm run seed -- <fixture.json>\n");
+    process.stderr.write(`${USAGE}\n`);
     return 2;
   }
   const config = loadConfig();

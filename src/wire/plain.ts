@@ -43,6 +43,8 @@ export function sendError(
   const bytes = Buffer.from(body, "utf8");
   res.statusCode = error.status;
   for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  // problem+json or text by Accept: a cache must not give one client's form to another.
+  addVary(res, "Accept");
   res.setHeader("x-service-errorcode", error.errorCode);
   res.setHeader("content-type", asJson ? "application/problem+json" : "text/plain; charset=utf-8");
   res.setHeader("content-length", String(bytes.length));
@@ -87,15 +89,19 @@ export function rawErrorResponse(error: LegacyError): string {
   ].join("\r\n");
 }
 
-/** Adds a field name to Vary, keeping what is there (compression adds Accept-Encoding, CORS Origin). */
+/** Adds field names ("A" or "A, B") to Vary, keeping what is there (compression adds Accept-Encoding, CORS Origin). */
 export function addVary(res: NodeResponse, name: string): void {
   const current = res.getHeader("vary");
+  if (current === undefined) {
+    res.setHeader("vary", name);
+    return;
+  }
   const names = new Set(
     String(current ?? "")
       .split(",")
       .map((v) => v.trim())
       .filter(Boolean),
   );
-  names.add(name);
+  for (const added of name.split(", ")) names.add(added);
   res.setHeader("vary", [...names].join(", "));
 }

@@ -66,8 +66,9 @@ describe("GET /openapi.json", () => {
     expect(validator.version).toBe("3.1");
   });
 
-  it("is the document `npm run openapi` writes", () => {
-    expect(doc).toEqual(JSON.parse(JSON.stringify(openApiDocument())));
+  it("is the document `npm run openapi` writes, naming the server by the URL it was fetched with", () => {
+    expect(doc.servers).toEqual([{ url: `http://127.0.0.1:${h.port}` }]);
+    expect(doc).toEqual(JSON.parse(JSON.stringify(openApiDocument(`http://127.0.0.1:${h.port}`))));
   });
 
   it("lists every legacy path with its verb", () => {
@@ -130,17 +131,25 @@ describe("GET /openapi.json", () => {
     expect(doc.paths["/UpdateCounteragentGroup"].post.requestBody.required).toBe(false);
     const group = doc.components.schemas["docflow.legacy.CounteragentGroup"];
     expect(group.required).toEqual(["CounteragentGroupId", "Name"]);
+    // Groups is in every answer (empty or not): required, so generated clients type it as always there.
     expect(doc.components.schemas["docflow.legacy.CounteragentGroupsList"].required).toEqual([
+      "Groups",
       "TotalCount",
     ]);
     const patch = doc.components.schemas["docflow.legacy.CounteragentGroupDepartmentPatch"];
+    // A string enum (a type mixing strings and booleans breaks generators); booleans accepted, as said.
     expect(patch.properties.AnyDepartment).toMatchObject({
-      type: ["string", "boolean"],
-      enum: ["true", "false", true, false],
+      type: "string",
+      enum: ["true", "false"],
     });
+    expect(patch.properties.AnyDepartment.description).toContain(
+      "the JSON booleans true and false are accepted too",
+    );
     expect(patch.required).toEqual(["AnyDepartment"]);
-    // AnyDepartment true: no department listed; false: at least one (else a 400).
-    expect(patch.oneOf).toHaveLength(2);
+    // AnyDepartment true: no department listed; false: at least one (else a 400): said in
+    // prose, not as a oneOf generators cannot express.
+    expect(patch.oneOf).toBeUndefined();
+    expect(patch.description).toContain("CounteragentGroup.InvalidDepartments");
     for (const verb of ["/UpdateCounteragentGroup", "/DeleteCounteragentGroup"]) {
       const group = (doc.paths[verb].post.parameters as Json[]).find(
         (p) => p.name === "counteragentGroupId",
@@ -171,7 +180,11 @@ describe("GET /openapi.json", () => {
       "TotalCount",
       "AfterIndexKey",
     ]);
-    expect(page.required).toEqual(["TotalCount"]);
+    // CounteragentBoxId is written even when empty; AfterIndexKey only when there is a next page.
+    expect(page.required).toEqual(["CounteragentBoxId", "TotalCount"]);
+    expect(doc.components.schemas["docflow.legacy.EmployeeSubscriptions"].required).toEqual([
+      "Subscriptions",
+    ]);
     expect(doc.paths["/Restore"].post.responses["200"].content).toBeUndefined();
   });
 
@@ -213,6 +226,66 @@ describe("GET /openapi.json", () => {
       }
     }
     expect(doc.paths["/Restore"].post.responses["409"].description).toMatch(/Repeated restore/);
+  });
+
+  it("error answers: problem+json first (generators type the body by it), headers only where the server sends them", async () => {
+    for (const { path, verb, op } of operations()) {
+      for (const [status, response] of Object.entries(op.responses as Json)) {
+        if (status === "200") continue;
+        const where = `${verb} ${path} ${status}`;
+        expect(Object.keys(response.content), where).toEqual([
+          "application/problem+json",
+          "text/plain",
+        ]);
+        const headers = Object.keys(response.headers).sort();
+        const expected = ["X-Service-ErrorCode"];
+        if (status === "401" || status === "403") expected.push("WWW-Authenticate");
+        if (status === "405") expected.push("Allow");
+        expect(headers, where).toEqual(expected.sort());
+      }
+    }
+    // What the server sends: a 401 has the challenge; a 404 does not.
+    const unauthenticated = await legacy(h, {
+      method: "GET",
+      path: `/GetSubscriptions?boxId=${BOX}&userId=${USERS.admin.userId}`,
+      headers: { accept: "application/json" },
+    });
+    expect(unauthenticated.status).toBe(401);
+    expect(unauthenticated.headers["www-authenticate"]).toMatch(/^ServiceAuth/);
+    expect(unauthenticated.headers["content-type"]).toBe("application/problem+json");
+    const notFound = await legacy(h, {
+      method: "POST",
+      path: `/Restore?boxId=${BOX}&messageId=m-none`,
+      headers: { authorization: authHeader("admin"), accept: "application/json" },
+    });
+    expect(notFound.status).toBe(404);
+    expect(notFound.headers["www-authenticate"]).toBeUndefined();
+    expect(Object.keys(JSON.parse(notFound.text)).sort()).toEqual(
+      [...doc.components.schemas.Problem.required].sort(),
+    );
+  });
+
+  it("summaries and descriptions come from the proto comments", () => {
+    const get = doc.paths["/GetSubscriptions"].get;
+    const comment = protoComments["docflow.api.v1.SubscriptionService.GetSubscriptions"];
+    expect(comment).toBeDefined();
+    expect(get.description).toBe(comment);
+    expect(get.summary).toBe("Returns every subscription of the employee, in catalog order.");
+    for (const { path, op } of operations()) {
+      expect(op.summary, path).not.toBe(op.operationId);
+      expect(op.summary, path).toMatch(/^[A-Z].*\.$/);
+      expect(op.summary, path).not.toContain("\n");
+    }
+  });
+
+  it("says, where generated-client users read it, that JSON needs Accept: application/json, and that protobuf users generate from the proto files", () => {
+    const description = doc.info.description as string;
+    expect(description).toContain("Send `Accept: application/json` to get JSON.");
+    expect(description).toContain('headers: { Accept: "application/json" }');
+    expect(description).toContain(".proto files");
+    expect(doc.paths["/GetSubscriptions"].get.responses["200"].description).toContain(
+      "JSON when Accept contains application/json",
+    );
   });
 
   it("the ServiceAuth and Bearer security schemes apply to every operation, either one", () => {
@@ -303,10 +376,12 @@ describe("the document is exactly as strict as the server (a schema-driven fuzze
     }
   });
 
-  it("an optional identifier: the same rule, and an empty value means absent (allowEmptyValue)", async () => {
+  it("an optional identifier: the same rule, and an empty value means absent (said in words: allowEmptyValue is deprecated)", async () => {
     const documentId = parameter("/Restore", "post", "documentId");
-    expect(documentId).toMatchObject({ required: false, allowEmptyValue: true });
-    expect(parameter("/Restore", "post", "boxId").allowEmptyValue).toBeUndefined();
+    expect(documentId).toMatchObject({ required: false });
+    expect(documentId.allowEmptyValue).toBeUndefined();
+    expect(documentId.description).toContain("An empty value means absent.");
+    expect(parameter("/Restore", "post", "boxId").description ?? "").not.toContain("empty value");
     for (const value of ids) {
       const res = await legacy(h, {
         method: "POST",
@@ -356,10 +431,8 @@ describe("the document is exactly as strict as the server (a schema-driven fuzze
 
   it("count: an integer from 1 to 100; empty means the default", async () => {
     const count = parameter("/GetCounteragentsFromGroup", "get", "count");
-    expect(count).toMatchObject({
-      allowEmptyValue: true,
-      schema: { type: "integer", minimum: 1, maximum: 100 },
-    });
+    expect(count).toMatchObject({ schema: { type: "integer", minimum: 1, maximum: 100 } });
+    expect(count.description).toContain("An empty value means absent.");
     const status = async (value: string) =>
       (
         await legacy(h, {
@@ -375,9 +448,9 @@ describe("the document is exactly as strict as the server (a schema-driven fuzze
 
   it("afterIndexKey: the shape of the keys the server issues; empty means absent", async () => {
     const key = parameter("/GetCounteragentsFromGroup", "get", "afterIndexKey");
+    expect(key.description).toContain("An empty value means absent.");
     expect(key).toMatchObject({
       required: false,
-      allowEmptyValue: true,
       schema: {
         type: "string",
         minLength: 22,
@@ -441,9 +514,12 @@ describe("the document is exactly as strict as the server (a schema-driven fuzze
       enum: ["true", "false"],
     });
     expect(input.properties.IsSubscribed).toMatchObject({
-      type: ["string", "boolean"],
-      enum: ["true", "false", true, false],
+      type: "string",
+      enum: ["true", "false"],
     });
+    expect(input.properties.IsSubscribed.description).toContain(
+      "the JSON booleans true and false are accepted too",
+    );
     const list =
       doc.components.schemas["docflow.legacy.SubscriptionsToUpdate"].properties.Subscriptions;
     expect(list.type).toEqual(["array", "null"]);
@@ -613,6 +689,7 @@ describe("an RPC with an http rule appears in the document with no other code", 
     const methods = [...servedMethods(), ...(extra?.methods ?? [])];
     const extended = buildOpenApi(legacyRoutesOf(methods), {
       version: "test",
+      serverUrl: "http://127.0.0.1:8080",
       comments: { "test.extra.v1.ExtraService.Ping": "Answers pong." },
     }) as Json;
     expect(extended.paths["/Ping"].get).toMatchObject({

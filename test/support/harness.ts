@@ -188,6 +188,8 @@ export async function startHarness(
   try {
     const server = createHttpServer(served.deps, timeouts, {
       corsAllowedOrigins: options.corsAllowedOrigins ?? [],
+      publicUrl: options.publicUrl,
+      demoCredentials: options.demoCredentials,
       observer:
         options.observer ??
         (served.tracing ? createObserver(undefined, served.tracing.tracer) : undefined),

@@ -14,7 +14,7 @@ const ARCHITECTURE_DOC = new URL("../../docs/architecture.md", import.meta.url).
 /** Each room's files (by path under src/) and the rooms it may import, bottom first. */
 const ROOMS: Record<string, { readonly files: RegExp; readonly mayImport: readonly string[] }> = {
   domain: { files: /^domain\//, mayImport: [] },
-  base: { files: /^(log|version)\.ts$/, mayImport: [] },
+  base: { files: /^(env|log|version)\.ts$/, mayImport: [] },
   wire: { files: /^wire\//, mayImport: ["domain", "gen"] },
   storage: { files: /^storage\//, mayImport: ["domain"] },
   auth: { files: /^auth\//, mayImport: ["domain", "base"] },

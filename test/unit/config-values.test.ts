@@ -31,7 +31,7 @@ describe("the error", () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).name).toBe("ConfigError");
     expect((error as ConfigError).message).toBe(
-      'invalid configuration:\n  - PORT must be an integer from 0 to 65535 (got "x")\n  - LOG_LEVEL must be one of debug, info, warn, error, silent',
+      'invalid configuration:\n  - PORT must be an integer from 0 to 65535 (got "x")\n  - LOG_LEVEL must be one of debug, info, warn, error, silent (got "loud")',
     );
   });
 });
@@ -73,7 +73,7 @@ describe("the database", () => {
       "mongodb:/db",
     ]) {
       expect(problemsOf({ MONGODB_URI: bad }), bad).toEqual([
-        "MONGODB_URI must be a mongodb:// or mongodb+srv:// connection string",
+        `MONGODB_URI must be a mongodb:// or mongodb+srv:// connection string (got ${JSON.stringify(bad.trim())})`,
       ]);
     }
   });
@@ -83,7 +83,7 @@ describe("the database", () => {
     expect(loadConfig({ MONGODB_DB: "A_b-9" }).mongodbDatabase).toBe("A_b-9");
     for (const bad of ["a".repeat(64), "a.b", "a b", "é", "x/"]) {
       expect(problemsOf({ MONGODB_DB: bad }), bad).toEqual([
-        "MONGODB_DB must be 1 to 63 letters, digits, '_' or '-'",
+        `MONGODB_DB must be 1 to 63 letters, digits, '_' or '-' (got ${JSON.stringify(bad)})`,
       ]);
     }
   });
@@ -106,7 +106,10 @@ describe("LOG_LEVEL", () => {
       expect(loadConfig({ LOG_LEVEL: level }).logLevel).toBe(level);
     }
     expect(problemsOf({ LOG_LEVEL: "INFO" })).toEqual([
-      "LOG_LEVEL must be one of debug, info, warn, error, silent",
+      'LOG_LEVEL must be one of debug, info, warn, error, silent (got "INFO")',
+    ]);
+    expect(problemsOf({ LOG_LEVEL: "verbose" })).toEqual([
+      'LOG_LEVEL must be one of debug, info, warn, error, silent (got "verbose")',
     ]);
   });
 });
@@ -153,7 +156,7 @@ describe("CORS_ALLOWED_ORIGINS", () => {
   it("a long bad origin is shown cut to 80 characters", () => {
     const long = `https://${"a".repeat(100)}/`;
     expect(problemsOf({ CORS_ALLOWED_ORIGINS: long })).toEqual([
-      `CORS_ALLOWED_ORIGINS: "${long.slice(0, 80)}" is not an origin (scheme://host[:port]) or *`,
+      `CORS_ALLOWED_ORIGINS: "${long.slice(0, 80)}…" is not an origin (scheme://host[:port]) or *`,
     ]);
   });
 });
@@ -235,13 +238,13 @@ describe("Bearer: every value as given, every problem's words", () => {
   });
   it("the words of each refusal", () => {
     expect(problemsOf({ ...base, BEARER_JWKS_URL: "idp.example/jwks" })).toEqual([
-      "BEARER_JWKS_URL must be an http:// or https:// URL",
+      'BEARER_JWKS_URL must be an http:// or https:// URL (got "idp.example/jwks")',
     ]);
     expect(problemsOf({ ...base, BEARER_JWKS_URL: "http://idp.example/ jwks" })).toEqual([
-      "BEARER_JWKS_URL must be an http:// or https:// URL",
+      'BEARER_JWKS_URL must be an http:// or https:// URL (got "http://idp.example/ jwks")',
     ]);
     expect(problemsOf({ ...base, BEARER_JWKS_URL: "file:https://idp.example/jwks" })).toEqual([
-      "BEARER_JWKS_URL must be an http:// or https:// URL",
+      'BEARER_JWKS_URL must be an http:// or https:// URL (got "file:https://idp.example/jwks")',
     ]);
     expect(loadConfig({ ...base, BEARER_JWKS_URL: "http://idp.test/jwks" }).bearer?.jwksUrl).toBe(
       "http://idp.test/jwks",
@@ -253,8 +256,8 @@ describe("Bearer: every value as given, every problem's words", () => {
     expect(problemsOf({ ...base, BEARER_ALGORITHMS: "," })).toEqual([
       "BEARER_ALGORITHMS names no algorithm",
     ]);
-    expect(problemsOf({ ...base, BEARER_ALGORITHMS: `RS256,${"H".repeat(30)}` })).toEqual([
-      `BEARER_ALGORITHMS: "${"H".repeat(20)}" is not accepted (symmetric algorithms and none are refused; use RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, EdDSA, Ed25519)`,
+    expect(problemsOf({ ...base, BEARER_ALGORITHMS: `RS256,${"H".repeat(90)}` })).toEqual([
+      `BEARER_ALGORITHMS: "${"H".repeat(80)}…" is not accepted (symmetric algorithms and none are refused; use RS256, RS384, RS512, PS256, PS384, PS512, ES256, ES384, ES512, EdDSA, Ed25519)`,
     ]);
     expect(problemsOf({ ...base, BEARER_JWKS_COOLDOWN_MS: "3600001" })).toEqual([
       'BEARER_JWKS_COOLDOWN_MS must be an integer from 0 to 3600000 (got "3600001")',
@@ -271,5 +274,68 @@ describe("Bearer: every value as given, every problem's words", () => {
   });
   it("any problem in Bearer's variables leaves Bearer unconfigured, never half-configured", () => {
     expect(problemsOf({ ...base, BEARER_CLOCK_SKEW_S: "x" })).toHaveLength(1);
+  });
+});
+
+describe("a refused value is shown back", () => {
+  it("quoted, cut after 80 characters, with the password of a URL hidden", () => {
+    expect(problemsOf({ PORT: "80 80" })).toEqual([
+      'PORT must be an integer from 0 to 65535 (got "80 80")',
+    ]);
+    expect(problemsOf({ MONGODB_URI: "mongodb//app:s3cret@db:27017/x" })).toEqual([
+      'MONGODB_URI must be a mongodb:// or mongodb+srv:// connection string (got "mongodb//app:***@db:27017/x")',
+    ]);
+    expect(problemsOf({ MONGODB_URI: "mongodb://app:s3cret@db x" })[0]).not.toContain("s3cret");
+    expect(
+      problemsOf({
+        BEARER_ISSUER: "i",
+        BEARER_AUDIENCE: "a",
+        BEARER_JWKS_URL: "ftp://u:pw@idp/jwks",
+      }),
+    ).toEqual(['BEARER_JWKS_URL must be an http:// or https:// URL (got "ftp://u:***@idp/jwks")']);
+    expect(problemsOf({ OTEL_TRACES_EXPORTER: "zipkin" })).toEqual([
+      'OTEL_TRACES_EXPORTER must be one of otlp, none (got "zipkin")',
+    ]);
+    expect(
+      problemsOf({ OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "2" }),
+    ).toEqual(['OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1 (got "2")']);
+    expect(problemsOf({ OTEL_PROPAGATORS: "tracecontext,b3" })).toEqual([
+      'OTEL_PROPAGATORS must list tracecontext, baggage or none (got "b3")',
+    ]);
+    expect(problemsOf({ OTEL_SDK_DISABLED: "yes" })).toEqual([
+      'OTEL_SDK_DISABLED must be "true" or "false" (got "yes")',
+    ]);
+    expect(problemsOf({ OTEL_EXPORTER_OTLP_ENDPOINT: "collector:4318" })).toEqual([
+      'OTEL_EXPORTER_OTLP_ENDPOINT must be an http:// or https:// URL (got "collector:4318")',
+    ]);
+    expect(problemsOf({ OTEL_EXPORTER_OTLP_TIMEOUT: "soon" })).toEqual([
+      'OTEL_EXPORTER_OTLP_TIMEOUT must be an integer from 1 to 600000 (got "soon")',
+    ]);
+  });
+  it("but never the value of a header list (it carries API keys)", () => {
+    const [problem] = problemsOf({ OTEL_EXPORTER_OTLP_HEADERS: "api-key secret-value" });
+    expect(problem).toBe(
+      "OTEL_EXPORTER_OTLP_HEADERS must be a comma-separated list of key=value (percent-encoded)",
+    );
+  });
+  it("PUBLIC_URL: an http(s) URL without query, fragment or credentials; a trailing / dropped", () => {
+    expect(loadConfig({}).publicUrl).toBeUndefined();
+    expect(loadConfig({ PUBLIC_URL: "https://api.example.com/" }).publicUrl).toBe(
+      "https://api.example.com",
+    );
+    expect(loadConfig({ PUBLIC_URL: "http://10.0.0.1:8080/docflow" }).publicUrl).toBe(
+      "http://10.0.0.1:8080/docflow",
+    );
+    for (const bad of [
+      "api.example.com",
+      "https://api.example.com/?x=1",
+      "https://u:p@api.example.com",
+      "https://api.example.com/#a",
+    ]) {
+      expect(problemsOf({ PUBLIC_URL: bad }), bad).toHaveLength(1);
+      expect(problemsOf({ PUBLIC_URL: bad })[0], bad).toMatch(
+        /^PUBLIC_URL must be an http:\/\/ or https:\/\/ URL with no query, fragment or credentials \(got "/,
+      );
+    }
   });
 });

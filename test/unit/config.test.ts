@@ -79,7 +79,9 @@ describe("no silent in-memory production", () => {
   });
 
   it("EMBEDDED_DB takes only allow", () => {
-    expect(problemsOf({ EMBEDDED_DB: "yes" })).toEqual(['EMBEDDED_DB must be "allow" or unset']);
+    expect(problemsOf({ EMBEDDED_DB: "yes" })).toEqual([
+      'EMBEDDED_DB must be "allow" or unset (got "yes")',
+    ]);
   });
 });
 
@@ -88,7 +90,7 @@ describe("observability", () => {
     expect(loadConfig({}).metricsEnabled).toBe(true);
     expect(loadConfig({ METRICS_ENABLED: "false" }).metricsEnabled).toBe(false);
     expect(problemsOf({ METRICS_ENABLED: "no" })).toEqual([
-      'METRICS_ENABLED must be "true" or "false"',
+      'METRICS_ENABLED must be "true" or "false" (got "no")',
     ]);
   });
 
