@@ -11,7 +11,7 @@ import { type EnvReader, envReader, shown } from "./env";
 import { LOG_LEVELS, type LogLevel } from "./log";
 import { loadTracingConfig, type TracingConfig } from "./observability/otel-config";
 
-/** Limits that protect the service from slow, idle and stuck peers (SPEC §9, README "Timeouts"). */
+/** Limits that protect the service from slow, idle and stuck peers (docs/api.md §9, docs/operations.md, "Timeouts and deadlines"). */
 export interface Timeouts {
   /** A new connection must send its first byte within this time. */
   readonly firstByteMs: number;
@@ -70,7 +70,7 @@ export interface Config {
   readonly metricsEnabled: boolean;
   /** OpenTelemetry traces, from the standard OTEL_* variables; undefined: off. */
   readonly tracing: TracingConfig | undefined;
-  /** Bearer tokens (SPEC §5.1); undefined: off. */
+  /** Bearer tokens (docs/api.md §5.1); undefined: off. */
   readonly bearer: BearerConfig | undefined;
   /** The URL clients reach the service at (the server of /openapi.json); undefined: the URL of each request. */
   readonly publicUrl: string | undefined;

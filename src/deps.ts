@@ -26,14 +26,14 @@ export interface Deps extends DeletionMarkDeps, CounteragentDeps, CounteragentGr
   readonly log: Logger;
   /** True when the database answers within the health timeout. */
   readonly healthy: () => Promise<boolean>;
-  /** Bearer tokens (SPEC §5.1); undefined: off, and a Bearer header is simply not ServiceAuth. */
+  /** Bearer tokens (docs/api.md §5.1); undefined: off, and a Bearer header is simply not ServiceAuth. */
   readonly bearer?: BearerAuthenticator;
 }
 
 export interface DepsOptions {
   /** How long a health check waits for the database. */
   readonly healthTimeoutMs: number;
-  /** The cache of credentials, employee rights and boxes (README "Caching"). */
+  /** The cache of credentials, employee rights and boxes (docs/operations.md, "Caching"). */
   readonly cache: ReadCacheOptions;
   readonly now?: Clock;
   /** Test hooks of the counteragent-group operations; none in production. */

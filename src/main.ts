@@ -3,9 +3,10 @@
 import { bearerFromConfig } from "./auth/bearer-verifier";
 import { ConfigError, loadConfig } from "./config";
 import { createDeps } from "./deps";
+import { shown } from "./env";
 import { demoCommands, demoCredentials, demoFixture } from "./fixtures/demo";
 import { FixtureError } from "./fixtures/fixture";
-import { loadFixture, loadFixtureFile } from "./fixtures/load";
+import { LOAD_ROUND_TRIP_MS, loadFixture, loadFixtureFile } from "./fixtures/load";
 import { createHttpServer } from "./http/server";
 import { createLogger, describeError } from "./log";
 import { createMetrics } from "./observability/metrics";
@@ -18,6 +19,54 @@ import { EmbeddedEngineMissing } from "./storage/embedded-server";
 const REPEATED_SIGNAL_MS = 1_000;
 /** On shutdown, spans still queued are exported within this time. */
 const TRACE_FLUSH_MS = 2_000;
+/** A fixture load says how far it got at most this often. */
+const PROGRESS_EVERY_MS = 2_000;
+
+/**
+ * Start-up failed for a reason the operator can fix: names the component and
+ * the variable to change. Printed on stderr and logged (JSON) before exit 1.
+ */
+class StartupFailure extends Error {
+  override readonly name = "StartupFailure";
+  constructor(
+    readonly component: string,
+    readonly variable: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The reason an error gives, without the stack: for start-up messages only. */
+const reasonOf = (error: unknown) =>
+  error instanceof Error ? error.message : String(describeError(error).errorMessage ?? error);
+
+/** What a failed listen means, and what to change. */
+function listenFailure(error: unknown, host: string, port: number): StartupFailure | undefined {
+  const code = (error as { code?: unknown } | undefined)?.code;
+  if (code === "EADDRINUSE") {
+    return new StartupFailure(
+      "http",
+      "PORT",
+      `port ${port} on ${host} is in use: stop what listens there, or set PORT to a free port (PORT=0 picks one)`,
+    );
+  }
+  if (code === "EACCES") {
+    return new StartupFailure(
+      "http",
+      "PORT",
+      `not allowed to listen on port ${port}: set PORT to 1024 or above (or grant the capability)`,
+    );
+  }
+  if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND" || code === "EAI_AGAIN") {
+    return new StartupFailure(
+      "http",
+      "HOST",
+      `cannot listen on HOST=${host}: not an address of this machine (127.0.0.1 or 0.0.0.0 work)`,
+    );
+  }
+  return undefined;
+}
 
 async function main(): Promise<void> {
   let config: ReturnType<typeof loadConfig>;
@@ -55,6 +104,17 @@ async function main(): Promise<void> {
   process.on("SIGTERM", () => onSignal("SIGTERM"));
   process.on("SIGINT", () => onSignal("SIGINT"));
 
+  // Start-up failures the operator can fix: one line on stderr, one in the log, exit 1.
+  const fail = (failure: StartupFailure): never => {
+    log.error("start-up failed", {
+      component: failure.component,
+      variable: failure.variable,
+      reason: failure.message,
+    });
+    process.stderr.write(`docflow-api failed to start: ${failure.message}\n`);
+    process.exit(1);
+  };
+
   let database: Awaited<ReturnType<typeof openDatabase>>;
   try {
     database = await openDatabase({
@@ -68,7 +128,14 @@ async function main(): Promise<void> {
       process.stderr.write(`${error.message}\n`);
       process.exit(2);
     }
-    throw error;
+    if (config.mongodbUri === undefined) throw error;
+    return fail(
+      new StartupFailure(
+        "mongodb",
+        "MONGODB_URI",
+        `MongoDB unreachable at MONGODB_URI=${shown(config.mongodbUri)} within ${config.timeouts.databaseMs} ms (MONGODB_TIMEOUT_MS): ${reasonOf(error)}. Check that the server runs and the URI, or unset MONGODB_URI to use the embedded database.`,
+      ),
+    );
   }
   if (database.mode === "embedded") {
     log.warn("embedded, in-memory database: nothing is kept when the service stops", {
@@ -77,9 +144,21 @@ async function main(): Promise<void> {
     });
   }
   try {
+    const started = Date.now();
+    let said = started;
+    // A long load says how far it got (a fixture of 100,000 counteragents takes a while).
+    const progress = (collection: string, written: number, total: number) => {
+      const now = Date.now();
+      if (now - said < PROGRESS_EVERY_MS) return;
+      said = now;
+      log.info("loading fixture", { collection, written, total });
+    };
     if (config.seedFile) {
-      await loadFixtureFile(database.db, config.seedFile);
-      log.info("fixture loaded", { file: config.seedFile });
+      // Not bound by MONGODB_TIMEOUT_MS (one call's round trip): a batch may take longer.
+      await database.withLongOperations(LOAD_ROUND_TRIP_MS, (db) =>
+        loadFixtureFile(db, config.seedFile as string, progress),
+      );
+      log.info("fixture loaded", { file: config.seedFile, ms: Date.now() - started });
     } else if (database.mode === "embedded") {
       await loadFixture(database.db, demoFixture);
       log.info("demo fixture loaded");
@@ -90,7 +169,14 @@ async function main(): Promise<void> {
       process.stderr.write(`fixture rejected: ${error.message}\n`);
       process.exit(2);
     }
-    throw error;
+    if (!config.seedFile) throw error;
+    return fail(
+      new StartupFailure(
+        "fixture",
+        "SEED_FILE",
+        `the fixture could not be written to the database: ${reasonOf(error)}`,
+      ),
+    );
   }
 
   if (config.bearer) {
@@ -128,7 +214,15 @@ async function main(): Promise<void> {
     await stop(stopRequested.signal);
     return;
   }
-  const address = await server.listen(config.port, config.host);
+  let address: Awaited<ReturnType<typeof server.listen>>;
+  try {
+    address = await server.listen(config.port, config.host);
+  } catch (error) {
+    const failure = listenFailure(error, config.host, config.port);
+    if (!failure) throw error;
+    await database.close();
+    return fail(failure);
+  }
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const baseUrl = `http://${host}:${address.port}`;
   log.info("listening", { url: baseUrl, database: database.mode, node: process.version });
@@ -143,6 +237,7 @@ function printBanner(baseUrl: string, mode: string, seedFile: string | undefined
       ? "database: embedded, in-memory: NOTHING IS KEPT when the service stops (set MONGODB_URI to keep data)"
       : "database: MongoDB at MONGODB_URI",
     `data: ${seedFile ? `fixture ${seedFile}` : mode === "embedded" ? "built-in demo fixture" : "as stored"}`,
+    `API page: ${baseUrl}/docs   OpenAPI document: ${baseUrl}/openapi.json   health: ${baseUrl}/readyz`,
     "",
   ];
   if (!seedFile && mode === "embedded") {

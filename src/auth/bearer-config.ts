@@ -1,5 +1,5 @@
 /**
- * What Bearer tokens are configured with (SPEC §5.1), as src/config.ts reads
+ * What Bearer tokens are configured with (docs/api.md §5.1), as src/config.ts reads
  * it from the environment: the verifier's settings, and the limits config
  * checks them against.
  */

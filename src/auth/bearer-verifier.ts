@@ -1,5 +1,5 @@
 /**
- * Bearer token verification with jose (SPEC §5.1): signature against the
+ * Bearer token verification with jose (docs/api.md §5.1): signature against the
  * issuer's keys, the algorithm allow-list, `iss`, `aud`, `exp`/`nbf` with the
  * skew, at the app's clock. The claim rules (user, client, scope) are the
  * domain's (src/domain/bearer.ts).

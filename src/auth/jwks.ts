@@ -1,5 +1,5 @@
 /**
- * The issuer's keys (SPEC §5.1): a JWKS from a file (read and checked at
+ * The issuer's keys (docs/api.md §5.1): a JWKS from a file (read and checked at
  * start-up) or fetched from a URL. jose's own createRemoteJWKSet is not used:
  * it keeps nothing usable when a refresh fails past its cache age and it has
  * no back-off after a failed fetch. Here:

@@ -1,5 +1,5 @@
 /**
- * ServiceAuth authentication (SPEC §5): the one place that reads the
+ * ServiceAuth authentication (docs/api.md §5): the one place that reads the
  * Authorization header and turns it into a caller.
  */
 import { createHash } from "node:crypto";

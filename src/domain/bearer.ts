@@ -1,5 +1,5 @@
 /**
- * Bearer tokens (SPEC §5.1): the rules that need no key and no library: which
+ * Bearer tokens (docs/api.md §5.1): the rules that need no key and no library: which
  * scheme a header uses, the shape of a Bearer header and of a compact JWS, the
  * challenges (WWW-Authenticate), and how verified claims become our caller.
  * Signature, `iss`, `aud`, `exp`/`nbf` and the algorithm are checked by the

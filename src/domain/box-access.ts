@@ -1,5 +1,5 @@
 /**
- * The box-level checks every operation starts with, in the order of SPEC §4:
+ * The box-level checks every operation starts with, in the order of docs/api.md §4:
  * 403 (token not bound to the box) before 402 (subscription ended), so that a
  * caller without access learns nothing about the box.
  */

@@ -1,5 +1,5 @@
 /**
- * The counteragent-group family (SPEC §6.4): CreateCounteragentGroup,
+ * The counteragent-group family (docs/api.md §6.4): CreateCounteragentGroup,
  * UpdateCounteragentGroup, DeleteCounteragentGroup, GetCounteragentGroup,
  * GetCounteragentGroups and AddCounteragentToGroup.
  *
@@ -265,7 +265,7 @@ export async function getCounteragentGroups(
     throw invalidArgument(`count must be an integer from 1 to ${MAX_GROUPS_PAGE_SIZE}`);
   }
   await authorize(deps, caller, boxId);
-  // A box has few groups (SPEC §7): an offset page is fine here.
+  // A box has few groups (docs/api.md §7): an offset page is fine here.
   const [groups, totalCount] = await Promise.all([
     deps.counteragentGroups.listGroups(boxId, (page - 1) * count, count),
     deps.counteragentGroups.countGroups(boxId),
@@ -338,7 +338,7 @@ export async function addCounteragentToGroup(
   }
 }
 
-/** Administrators of the box with CanManageCounteragents (SPEC §6.4). */
+/** Administrators of the box with CanManageCounteragents (docs/api.md §6.4). */
 async function authorize(deps: CounteragentGroupDeps, caller: Caller, boxId: string) {
   const access = await openBox(deps, caller, boxId);
   if (!access.self.isAdministrator || !access.self.canManageCounteragents) {

@@ -1,4 +1,4 @@
-/** GetCounteragentsFromGroup (SPEC §6.2): keyset paging over a group's counteragents. */
+/** GetCounteragentsFromGroup (docs/api.md §6.2): keyset paging over a group's counteragents. */
 import type { BoxAccessDeps } from "./box-access";
 import { openBox } from "./box-access";
 import { invalidArgument, notFound, permissionDenied } from "./errors";
@@ -56,7 +56,7 @@ export async function getCounteragentsFromGroup(
   const { boxId, counteragentGroupId } = scope;
   const status = CounteragentStatus.IsMyCounteragent;
   const store = deps.counteragents;
-  // TotalCount is counted once per walk (SPEC §6.2): on the first page, which
+  // TotalCount is counted once per walk (docs/api.md §6.2): on the first page, which
   // carries it in every key it issues; a later page reports the key's total and
   // costs one bounded index scan. A key of an earlier version carries no total:
   // that page counts again (and gives listing keys to members without one, as a
@@ -68,7 +68,7 @@ export async function getCounteragentsFromGroup(
     store.listMembers(boxId, counteragentGroupId, status, after?.position, count),
     after?.totalCount ?? store.countMembers(boxId, counteragentGroupId, status),
   ]);
-  // A member never points at a group that does not exist (SPEC §6.4), so only
+  // A member never points at a group that does not exist (docs/api.md §6.4), so only
   // an empty page needs the group itself looked up: one round trip fewer.
   const exists =
     page.length > 0 ||

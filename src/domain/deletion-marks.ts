@@ -1,5 +1,5 @@
 /**
- * Delete and Restore (SPEC §6.1): deletion marks on a message (or template)
+ * Delete and Restore (docs/api.md §6.1): deletion marks on a message (or template)
  * and its documents. Each call computes the new marks from one read and
  * writes them with one conditional update on the message's version, retrying
  * on a lost race, so every call is atomic and exactly one of N identical

@@ -1,4 +1,4 @@
-/** Which documents an employee reaches, by DocumentAccessLevel over the department tree (SPEC §5). */
+/** Which documents an employee reaches, by DocumentAccessLevel over the department tree (docs/api.md §5). */
 import { type Box, DocumentAccessLevel, type EmployeeRights, HEAD_DEPARTMENT_ID } from "./model";
 
 export type DepartmentFilter = (departmentId: string) => boolean;

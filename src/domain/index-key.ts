@@ -1,7 +1,7 @@
 /**
  * afterIndexKey: an opaque, URL-safe page key. It encodes a position in a
  * group's listing (joinedGroupAt, counteragentBoxId) and the TotalCount
- * counted when the walk started (SPEC §6.2), sealed with a checksum over the
+ * counted when the walk started (docs/api.md §6.2), sealed with a checksum over the
  * box and group it was issued for, so that a malformed, tampered or foreign
  * key is refused instead of silently misread.
  *

@@ -57,7 +57,7 @@ export interface Employee extends EmployeeRights {
 /** The authenticated user behind a call. */
 export interface Caller {
   readonly userId: string;
-  /** A Bearer token without the required scope (SPEC §5.1): 403 at the box-403 step. */
+  /** A Bearer token without the required scope (docs/api.md §5.1): 403 at the box-403 step. */
   readonly missingScope?: string;
 }
 

@@ -25,7 +25,7 @@ export interface BoxStore {
 }
 
 export interface EmployeeStore {
-  /** The employee's rights; may be served from a short-lived cache (README "Caching"). */
+  /** The employee's rights; may be served from a short-lived cache (docs/operations.md, "Caching"). */
   findRights(boxId: string, userId: string): Promise<EmployeeRights | null>;
   /** The whole employee record, subscriptions included, as stored now. */
   findEmployee(boxId: string, userId: string): Promise<Employee | null>;

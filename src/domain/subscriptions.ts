@@ -1,4 +1,4 @@
-/** E-mail notification subscriptions of an employee (SPEC §6.3). */
+/** E-mail notification subscriptions of an employee (docs/api.md §6.3). */
 import type { BoxAccessDeps } from "./box-access";
 import { openBox } from "./box-access";
 import { invalidArgument, notFound, permissionDenied } from "./errors";
@@ -99,7 +99,7 @@ function checkChanges(changes: readonly SubscriptionChange[]): Record<string, bo
   return byId;
 }
 
-/** Administrators of the box, or the employee himself (SPEC §6.3). */
+/** Administrators of the box, or the employee himself (docs/api.md §6.3). */
 async function authorize(
   deps: BoxAccessDeps,
   caller: Caller,

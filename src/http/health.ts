@@ -1,5 +1,5 @@
 /**
- * HTTP health for orchestrators and load balancers (SPEC §9): /livez says the
+ * HTTP health for orchestrators and load balancers (docs/api.md §9): /livez says the
  * process is up and never touches MongoDB, so a database blip restarts
  * nothing; /readyz (and its alias /healthz) says whether to send traffic:
  * MongoDB answers within HEALTH_TIMEOUT_MS and the service is not draining.

@@ -188,7 +188,7 @@ function legacyRoute(bridge: LegacyBridge, cors: CorsPolicy): Route {
 }
 
 /**
- * No route: what a gRPC server answers for a method it does not serve (SPEC
+ * No route: what a gRPC server answers for a method it does not serve (docs/api.md
  * §3: 200, grpc-status 12, trailers-only; grpcurl and buf curl rely on it),
  * else a 404.
  */

@@ -1,5 +1,5 @@
 /**
- * The legacy HTTP bridge (SPEC §3), the fourth protocol adapter: a request on
+ * The legacy HTTP bridge (docs/api.md §3), the fourth protocol adapter: a request on
  * a legacy path becomes the request message of its RPC (query and body,
  * decode.ts) and runs through `callUnary`, the way every protocol's calls
  * run — the same interceptors and implementation, no encoding to protobuf

@@ -1,5 +1,5 @@
 /**
- * Legacy request decoding (SPEC §3): query parameters and the body (JSON when
+ * Legacy request decoding (docs/api.md §3): query parameters and the body (JSON when
  * Content-Type says so, binary protobuf otherwise) become the RPC's request
  * message. Failures are the domain's invalid_argument, or resource_exhausted
  * past the size limit.

@@ -38,7 +38,7 @@ export interface OpenApiOptions {
   readonly serverUrl: string;
 }
 
-/** What every legacy operation may answer (SPEC §4); methods add or refine with `(docflow.legacy.http_errors)`. */
+/** What every legacy operation may answer (docs/api.md §4); methods add or refine with `(docflow.legacy.http_errors)`. */
 const COMMON_ERRORS: Readonly<Record<number, string>> = {
   400: "Malformed data, or a missing or invalid parameter. Nothing changes.",
   401: "The Authorization header is missing or wrong: unknown or disabled API client, unknown or expired token, an invalid Bearer token, or more than one Authorization header. WWW-Authenticate names the scheme(s) and, for Bearer, the error.",
@@ -218,7 +218,7 @@ export function buildOpenApi(routes: readonly LegacyRoute[], options: OpenApiOpt
       ].join("\n"),
     },
     servers: [{ url: options.serverUrl }],
-    // Either scheme, never both in one request (SPEC §5.1).
+    // Either scheme, never both in one request (docs/api.md §5.1).
     security: [{ ServiceAuth: [] }, { Bearer: [] }],
     paths,
     components: {

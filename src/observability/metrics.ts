@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics (README "Observability"): OpenTelemetry semantic
+ * Prometheus metrics (docs/observability.md): OpenTelemetry semantic
  * convention names mapped to Prometheus (dots → underscores, unit suffix),
  * in a registry of our own, served on GET /metrics. Every label value comes
  * from a fixed set: declared routes and methods, status codes, protocol

@@ -1,5 +1,5 @@
 /**
- * OpenTelemetry traces (README "Observability"), loaded only when tracing is
+ * OpenTelemetry traces (docs/observability.md), loaded only when tracing is
  * configured: every package of the SDK is imported here, dynamically, so a
  * service without OTEL_* settings loads no SDK, no context manager and no
  * MongoDB command monitoring.

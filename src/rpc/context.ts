@@ -15,7 +15,7 @@ export const requestIdKey = createContextKey<string | undefined>(undefined, {
 
 /**
  * The raw `Authorization` field lines of the request, counted by the front
- * (Node's merged `req.headers` keeps only the first): SPEC §5.1, one scheme
+ * (Node's merged `req.headers` keeps only the first): docs/api.md §5.1, one scheme
  * per request. undefined: no front (in memory), the header is taken as one line.
  */
 export interface AuthorizationLines {

@@ -107,7 +107,7 @@ export function createDeadlineInterceptor(defaultMs: number, log: Logger): Inter
 }
 
 /**
- * ServiceAuth or a Bearer token on every call but the public services (SPEC
+ * ServiceAuth or a Bearer token on every call but the public services (docs/api.md
  * §5, §5.1): one scheme per request, a failed Bearer token never falls back.
  */
 export function createAuthInterceptor(

@@ -33,7 +33,7 @@ import {
 } from "./reflection-service";
 import { SubscriptionService, subscriptionService } from "./subscription-service";
 
-/** Services callable without credentials (SPEC §5): health, and reflection (it tells what /openapi.json tells). */
+/** Services callable without credentials (docs/api.md §5): health, and reflection (it tells what /openapi.json tells). */
 export const PUBLIC_SERVICES: ReadonlySet<string> = new Set([
   Health.typeName,
   ServerReflectionV1.typeName,

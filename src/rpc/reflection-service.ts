@@ -4,7 +4,7 @@
  * UNIMPLEMENTED). It serves the descriptors we already generate, of every
  * service we expose, so grpcurl, buf curl, Postman and Kreya need no local
  * copy of our protos. Reflection tells no more than /openapi.json already
- * publishes, so it needs no credentials (SPEC §5).
+ * publishes, so it needs no credentials (docs/api.md §5).
  */
 import {
   createRegistry,

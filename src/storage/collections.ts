@@ -1,5 +1,5 @@
 /**
- * The collections, their indexes and their shard keys (SPEC §7). Every
+ * The collections, their indexes and their shard keys (docs/api.md §7). Every
  * box-scoped document carries `boxId`, the first field of every shard key,
  * and every query names it.
  */
@@ -40,7 +40,7 @@ export const IndexNames = {
 /**
  * The listing index of earlier versions (joinedGroupAt, counteragentBoxId as
  * two fields). No longer created or used; left in place so that instances of
- * the earlier version keep working during a rolling upgrade (README "Scale").
+ * the earlier version keep working during a rolling upgrade (docs/operations.md, "Scale on a real MongoDB").
  */
 export const RETIRED_INDEXES: Record<string, readonly string[]> = {
   [Collections.counteragents]: ["group_listing"],
@@ -74,7 +74,7 @@ export const INDEXES: Record<string, IndexDescription[]> = {
 };
 
 /**
- * The shard key of each collection (SPEC §7); collections not listed stay
+ * The shard key of each collection (docs/api.md §7); collections not listed stay
  * unsharded. Every one starts with `boxId`, so every query and write, which
  * all name the box, is routed to the shard(s) of that box; every unique index
  * of a sharded collection starts with its shard key (checked by a test).

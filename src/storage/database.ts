@@ -13,6 +13,12 @@ export interface Database {
   readonly embeddedPid: number | undefined;
   /** A round trip to the server: false when it fails or takes longer than `timeoutMs`. */
   ping(timeoutMs: number): Promise<boolean>;
+  /**
+   * Runs `work` on a client of its own whose round trips may each take up to
+   * `timeoutMs`: bulk work (a fixture load) that one call's limit,
+   * `operationTimeoutMs`, must not cut short. The client is closed after.
+   */
+  withLongOperations<T>(timeoutMs: number, work: (db: Db) => Promise<T>): Promise<T>;
   close(): Promise<void>;
 }
 
@@ -34,13 +40,15 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
   const embedded = options.uri === undefined ? await startEmbeddedServer(options.name) : undefined;
   const uri = options.uri ?? embedded?.uri ?? "";
   const wait = options.operationTimeoutMs;
-  const client = new MongoClient(uri, {
-    appName: "docflow-api",
-    serverSelectionTimeoutMS: wait,
-    connectTimeoutMS: wait,
-    socketTimeoutMS: wait,
-    monitorCommands: options.onCommand !== undefined || options.monitor !== undefined,
-  });
+  const clientFor = (socketTimeoutMS: number) =>
+    new MongoClient(uri, {
+      appName: "docflow-api",
+      serverSelectionTimeoutMS: wait,
+      connectTimeoutMS: wait,
+      socketTimeoutMS,
+      monitorCommands: options.onCommand !== undefined || options.monitor !== undefined,
+    });
+  const client = clientFor(wait);
   if (options.onCommand) client.on("commandStarted", options.onCommand);
   options.monitor?.(client);
   try {
@@ -58,6 +66,16 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
           return true;
         } catch {
           return false;
+        }
+      },
+      async withLongOperations(timeoutMs, work) {
+        const long = clientFor(timeoutMs);
+        if (options.onCommand) long.on("commandStarted", options.onCommand);
+        try {
+          await long.connect();
+          return await work(long.db(options.name));
+        } finally {
+          await long.close();
         }
       },
       async close() {

@@ -57,7 +57,7 @@ export function createMessageStore(db: Db): MessageStore {
           ? { boxId, messageId, $or: [{ version: 0 }, { version: { $exists: false } }] }
           : { boxId, messageId, version };
       // Only the marks that change, each through a filtered positional path: the
-      // documents keep every other field, also ones other writers store (SPEC §7).
+      // documents keep every other field, also ones other writers store (docs/api.md §7).
       const set: Record<string, unknown> = { isDeleted: change.isDeleted, version: version + 1 };
       const arrayFilters: Document[] = [];
       for (const [identifier, isDeleted] of [

@@ -7,7 +7,7 @@
 import { writeFile } from "node:fs/promises";
 import type { Db } from "mongodb";
 import { loadConfig } from "../config";
-import { loadFixture } from "../fixtures/load";
+import { LOAD_ROUND_TRIP_MS, loadFixture } from "../fixtures/load";
 import { Collections } from "../storage/collections";
 import { openDatabase } from "../storage/database";
 import { listingKeyOf } from "../storage/listing-key";
@@ -100,7 +100,7 @@ async function main(): Promise<void> {
       operationTimeoutMs: config.timeouts.databaseMs,
     });
     try {
-      await loadBigGroups(database.db, [members]);
+      await database.withLongOperations(LOAD_ROUND_TRIP_MS, (db) => loadBigGroups(db, [members]));
     } finally {
       await database.close();
     }

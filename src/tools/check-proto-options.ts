@@ -1,7 +1,7 @@
 /**
  * `npm run lint` (after buf lint): every file of our own module (proto/docflow)
  * declares the file options clients in the main languages rely on, with the
- * values the recipes of the README expect. buf lint's PACKAGE_SAME_* rules
+ * values the recipes of docs/clients.md expect. buf lint's PACKAGE_SAME_* rules
  * only check that files of one package agree; this checks that the options
  * are there at all, so a new file or a new package cannot ship without them.
  *

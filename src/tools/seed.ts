@@ -1,7 +1,7 @@
 /** `npm run seed -- <file.json>`: checks a fixture and writes it to the MongoDB at MONGODB_URI. */
 import { loadConfig } from "../config";
 import { FixtureError } from "../fixtures/fixture";
-import { loadFixtureFile } from "../fixtures/load";
+import { LOAD_ROUND_TRIP_MS, loadFixtureFile } from "../fixtures/load";
 import { openDatabase } from "../storage/database";
 import { commandLine } from "./cli";
 
@@ -32,7 +32,7 @@ async function seed(): Promise<number> {
     operationTimeoutMs: config.timeouts.databaseMs,
   });
   try {
-    await loadFixtureFile(database.db, file);
+    await database.withLongOperations(LOAD_ROUND_TRIP_MS, (db) => loadFixtureFile(db, file));
     process.stdout.write(
       `loaded ${file} into ${database.address} (database ${config.mongodbDatabase})\n`,
     );

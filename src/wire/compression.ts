@@ -1,6 +1,6 @@
 /**
  * Compression on every protocol: HTTP content coding for the answers the
- * front writes (legacy paths, docs) and legacy request bodies (SPEC §3), and
+ * front writes (legacy paths, docs) and legacy request bodies (docs/api.md §3), and
  * the codings the RPC protocols negotiate (`grpc-encoding`,
  * `Content-Encoding`, `Connect-Content-Encoding` and their accept lists).
  * gzip and br, compressed by one function, decompressed with a size limit.

@@ -1,5 +1,5 @@
 /**
- * The one table of error statuses (SPEC §4). `CODES` gives every code its
+ * The one table of error statuses (docs/api.md §4). `CODES` gives every code its
  * names on the wire (Connect's `invalid_argument`, gRPC's `INVALID_ARGUMENT`),
  * the HTTP status the Connect protocol answers it with, and the legacy HTTP
  * status; `DOMAIN_ERRORS` maps each domain error kind to a code and a legacy
@@ -106,7 +106,7 @@ export const CODES: Readonly<Record<Code, CodeRow>> = {
     connectStatus: 499,
     legacyStatus: 499,
   },
-  // SPEC §4: everything unexpected is a plain 500 on the legacy paths.
+  // docs/api.md §4: everything unexpected is a plain 500 on the legacy paths.
   [Code.Unknown]: { name: "unknown", connectStatus: 500, legacyStatus: 500 },
   [Code.InvalidArgument]: { name: "invalid_argument", connectStatus: 400, legacyStatus: 400 },
   // A missed deadline is the service's fault: a plain 500 on the legacy paths.
@@ -122,7 +122,7 @@ export const CODES: Readonly<Record<Code, CodeRow>> = {
   [Code.OutOfRange]: { name: "out_of_range", connectStatus: 400, legacyStatus: 400 },
   [Code.Unimplemented]: { name: "unimplemented", connectStatus: 501, legacyStatus: 501 },
   [Code.Internal]: { name: "internal", connectStatus: 500, legacyStatus: 500 },
-  // SPEC §4: an outage is unavailable on gRPC/Connect and a plain 500 on legacy paths.
+  // docs/api.md §4: an outage is unavailable on gRPC/Connect and a plain 500 on legacy paths.
   [Code.Unavailable]: { name: "unavailable", connectStatus: 503, legacyStatus: 500 },
   [Code.DataLoss]: { name: "data_loss", connectStatus: 500, legacyStatus: 500 },
   [Code.Unauthenticated]: { name: "unauthenticated", connectStatus: 401, legacyStatus: 401 },
@@ -197,7 +197,7 @@ export const DOMAIN_ERRORS: Readonly<Record<ErrorKind, KindRow>> = {
 };
 
 /**
- * A 401's challenge (and a Bearer 403's `insufficient_scope`), SPEC §5.1:
+ * A 401's challenge (and a Bearer 403's `insufficient_scope`), docs/api.md §5.1:
  * ConnectError metadata, so a response header (Connect, legacy) or
  * header/trailer (gRPC, gRPC-Web) on every protocol.
  */

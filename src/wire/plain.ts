@@ -1,7 +1,7 @@
 /**
  * Every answer that is not an RPC response: legacy errors, 404s, 405s,
  * timeouts, health. Errors are short text, or problem+json for clients that
- * asked for JSON, always with X-Service-ErrorCode (SPEC §3).
+ * asked for JSON, always with X-Service-ErrorCode (docs/api.md §3).
  */
 import { HTTP_ERRORS, type LegacyError, legacyError } from "./errors";
 import type { NodeRequest, NodeResponse } from "./http";

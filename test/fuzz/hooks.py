@@ -120,7 +120,7 @@ def map_case(context, case):
     return case
 
 
-# Schema-invalid input is a 400 (SPEC §4: 405 → 401 → 400 → 403 → 402 → 404 → 409), never a
+# Schema-invalid input is a 400 (docs/api.md §4: 405 → 401 → 400 → 403 → 402 → 404 → 409), never a
 # 403/404/409 that would mean the server looked past it. Schemathesis' own
 # negative_data_rejection counts 403/404 as rejections and (4.32.5) skips coverage-phase
 # negative query cases as soon as another query parameter is valid, so this check

@@ -1,5 +1,5 @@
 /**
- * SPEC §6.4: the rules of the counteragent-group family, through the
+ * docs/api.md §6.4: the rules of the counteragent-group family, through the
  * service's routes and interceptors in memory. The legacy wire as the SDKs
  * call it, paging while members move, and the races: the server tier
  * (test/server/counteragent-groups.test.ts).
@@ -421,7 +421,7 @@ describe.each(["in-memory"] satisfies Protocol[])("over %s", (p) => {
     });
   });
 
-  describe("rights and the order of checks (SPEC §4–5)", () => {
+  describe("rights and the order of checks (docs/api.md §4–5)", () => {
     const calls = {
       create: (as: As) => createGroup(p, "Key accounts", undefined, as),
       update: (as: As) => updateGroup(p, PARTNERS, { name: "Renamed" }, as),
@@ -457,7 +457,7 @@ describe.each(["in-memory"] satisfies Protocol[])("over %s", (p) => {
   });
 });
 
-describe("an add racing a Delete of its group (SPEC §6.4: no member left in a group that is gone)", () => {
+describe("an add racing a Delete of its group (docs/api.md §6.4: no member left in a group that is gone)", () => {
   it("an add that checked the group before a Delete and writes after it: moved back to the default group, 404", async () => {
     const group = expectOk(
       await createGroup("in-memory", "Doomed", undefined, { boxId: RACE_BOX }),

@@ -1,5 +1,5 @@
 /**
- * SPEC §6.2: the rules of GetCounteragentsFromGroup (keyset paging), through
+ * docs/api.md §6.2: the rules of GetCounteragentsFromGroup (keyset paging), through
  * the service's routes and interceptors in memory. The legacy query forms and
  * walks over real transports: test/server/counteragents.test.ts.
  */

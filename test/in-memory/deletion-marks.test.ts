@@ -1,5 +1,5 @@
 /**
- * SPEC §6.1: the rules of Delete and Restore of messages, templates and
+ * docs/api.md §6.1: the rules of Delete and Restore of messages, templates and
  * documents, through the service's routes and interceptors in memory. The
  * wire (legacy 200 with an empty body), concurrency over real transports and
  * other writers' fields: test/server/deletion-marks.test.ts.

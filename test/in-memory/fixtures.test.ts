@@ -1,4 +1,4 @@
-/** SPEC §8: the fixture loader and its checks (the npm scripts: test/process/fixture-tools.test.ts). */
+/** docs/api.md §8: the fixture loader and its checks (the npm scripts: test/process/fixture-tools.test.ts). */
 import { type Db, MongoClient } from "mongodb";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { demoFixture } from "../../src/fixtures/demo";

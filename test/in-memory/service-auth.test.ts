@@ -1,5 +1,5 @@
 /**
- * ServiceAuth (SPEC §5): the header's grammar, word for word, and the checks
+ * ServiceAuth (docs/api.md §5): the header's grammar, word for word, and the checks
  * of the key and the token against the stored credentials (the real store on
  * the test database), with the expiry decided by the clock given.
  */
@@ -31,7 +31,7 @@ const unauthenticated = (message: string) => ({
 
 describe("the header's grammar", () => {
   it.each([
-    ["the SPEC's form", "ServiceAuth svcauth_api_client_id=k, svcauth_token=t"],
+    ["the contract's (docs/api.md) form", "ServiceAuth svcauth_api_client_id=k, svcauth_token=t"],
     ["no space after the comma", "ServiceAuth svcauth_api_client_id=k,svcauth_token=t"],
     [
       "the scheme in any case, spaces around it",

@@ -1,5 +1,5 @@
 /**
- * SPEC §6.3: GetSubscriptions and UpdateSubscriptions, the rules, through the
+ * docs/api.md §6.3: GetSubscriptions and UpdateSubscriptions, the rules, through the
  * service's routes and interceptors in memory. What differs by protocol (the
  * answer's encodings, a missing IsSubscribed on each wire, concurrent calls
  * over real transports) is in test/server/subscriptions.test.ts and

@@ -3,7 +3,7 @@
  * Mutation testing (npm run test:mutation): StrykerJS changes the pure and
  * domain modules one small edit at a time and runs the fast tiers (unit and
  * in-memory) against each change; a change no test notices is a surviving
- * mutant. README "Tests" gives the score and how to read the report.
+ * mutant. docs/testing.md, "Mutation testing" gives the score and how to read the report.
  * @type {import('@stryker-mutator/api/core').PartialStrykerOptions}
  */
 export default {

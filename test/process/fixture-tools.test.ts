@@ -1,4 +1,4 @@
-/** SPEC §8 as processes: `npm run fixture:big` and `npm run seed` (the loader: test/in-memory/fixtures.test.ts). */
+/** docs/api.md §8 as processes: `npm run fixture:big` and `npm run seed` (the loader: test/in-memory/fixtures.test.ts). */
 import { execFile } from "node:child_process";
 import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";

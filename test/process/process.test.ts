@@ -1,4 +1,4 @@
-/** SPEC §9, as a newcomer meets it: `npm start` (node + tsx), its banner, env checks, graceful shutdown. */
+/** docs/api.md §9, as a newcomer meets it: `npm start` (node + tsx), its banner, env checks, graceful shutdown. */
 import { execFile, spawn } from "node:child_process";
 import http from "node:http";
 import { promisify } from "node:util";

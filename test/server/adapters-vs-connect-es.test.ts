@@ -289,7 +289,7 @@ describe("gRPC: the service answers as connect-es's gRPC handler does", () => {
 });
 
 describe("gRPC: where the service answers differently on purpose", () => {
-  it("bytes that are not protobuf: invalid_argument (SPEC §4: malformed data), where connect-es says internal", async () => {
+  it("bytes that are not protobuf: invalid_argument (docs/api.md §4: malformed data), where connect-es says internal", async () => {
     const ours = await grpcCall(h.baseUrl, pathOf(list), {}, envelope(garbage));
     const theirs = await grpcCall(reference.h2Url, pathOf(list), {}, envelope(garbage));
     expect(ours).toMatchObject({

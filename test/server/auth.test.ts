@@ -1,4 +1,4 @@
-/** SPEC §5 authentication and the order of checks of SPEC §4, on every protocol. */
+/** docs/api.md §5 authentication and the order of checks of docs/api.md §4, on every protocol. */
 import { create } from "@bufbuild/protobuf";
 import { describe, expect, it } from "vitest";
 import { SubscriptionService } from "../../gen/docflow/api/v1/subscriptions_pb";
@@ -180,7 +180,7 @@ describe("no secrets in logs", () => {
   });
 });
 
-describe("caching of credentials and rights (README: Caching)", () => {
+describe("caching of credentials and rights (docs/operations.md: Caching)", () => {
   it("a client disabled in the database is refused once the cache's time to live has passed", async () => {
     const own = await startHarness(baseFixture(), TEST_TIMEOUTS, { ttlMs: 300, maxEntries: 100 });
     try {

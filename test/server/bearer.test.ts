@@ -1,4 +1,4 @@
-/** SPEC §5.1 Bearer tokens beside ServiceAuth, on every protocol, with keys made at test start. */
+/** docs/api.md §5.1 Bearer tokens beside ServiceAuth, on every protocol, with keys made at test start. */
 import { execFile } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { mkdtempSync, writeFileSync } from "node:fs";
@@ -418,7 +418,7 @@ describe("WWW-Authenticate and one scheme per request", () => {
 });
 
 describe("two authorization metadata values over gRPC (h2c)", () => {
-  // grpc-js refuses to send two values (TOOLCHAIN.md); curl sends both header lines.
+  // grpc-js refuses to send two values; curl sends both header lines.
   it("are unauthenticated (grpc-status 16), with the challenge in the trailers", async () => {
     const t = bearer(await sign(rsa, { sub: "u-admin" }));
     const body = toBinary(get.input, req(BOX, "u-admin"));

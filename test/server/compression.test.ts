@@ -1,4 +1,4 @@
-/** Compression on every protocol (SPEC §3): requests and answers, RPC and legacy, and the docs with ETags. */
+/** Compression on every protocol (docs/api.md §3): requests and answers, RPC and legacy, and the docs with ETags. */
 import { brotliCompressSync, brotliDecompressSync, gunzipSync, gzipSync } from "node:zlib";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";

@@ -1,5 +1,5 @@
 /**
- * SPEC §6.4 where the wire and concurrency matter: the legacy wire as the
+ * docs/api.md §6.4 where the wire and concurrency matter: the legacy wire as the
  * SDKs call it, paging a group while members move, and the races of Add and
  * Delete (the rules themselves: test/in-memory/counteragent-groups.test.ts).
  */

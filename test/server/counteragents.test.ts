@@ -1,5 +1,5 @@
 /**
- * SPEC §6.2 where the wire matters: the legacy query forms SDKs send, and
+ * docs/api.md §6.2 where the wire matters: the legacy query forms SDKs send, and
  * walks over real transports while members join and leave (the rules
  * themselves: test/in-memory/counteragents.test.ts).
  */

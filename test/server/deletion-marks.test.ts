@@ -1,5 +1,5 @@
 /**
- * SPEC §6.1 where the wire and concurrency matter: legacy success is 200 with
+ * docs/api.md §6.1 where the wire and concurrency matter: legacy success is 200 with
  * an empty body, each call is atomic under concurrent calls over every
  * transport, and fields other writers store survive (the rules themselves:
  * test/in-memory/deletion-marks.test.ts).
@@ -104,7 +104,7 @@ describe("concurrency: each call is atomic", () => {
   });
 });
 
-describe("fields other writers store are kept (SPEC §7: a write sets only what it changes)", () => {
+describe("fields other writers store are kept (docs/api.md §7: a write sets only what it changes)", () => {
   // As the platform writes a message: documents carry more than the service models.
   const messageId = "message-with-extras";
   const extras = (n: number) => ({

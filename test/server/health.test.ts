@@ -1,4 +1,4 @@
-/** SPEC §9 health checks: GET /healthz and grpc.health.v1, without credentials. */
+/** docs/api.md §9 health checks: GET /healthz and grpc.health.v1, without credentials. */
 import { create } from "@bufbuild/protobuf";
 import { Code, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";

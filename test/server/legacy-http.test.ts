@@ -1,4 +1,4 @@
-/** SPEC §3: the legacy HTTP paths, as existing SDKs and plain HTTP clients use them. */
+/** docs/api.md §3: the legacy HTTP paths, as existing SDKs and plain HTTP clients use them. */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import { BinaryReader } from "@bufbuild/protobuf/wire";
 import { beforeEach, describe, expect, it } from "vitest";

@@ -1,4 +1,4 @@
-/** SPEC §4: malformed data is a 400 / invalid_argument on every protocol; over the size limit is 413 / resource_exhausted. */
+/** docs/api.md §4: malformed data is a 400 / invalid_argument on every protocol; over the size limit is 413 / resource_exhausted. */
 import http from "node:http";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";

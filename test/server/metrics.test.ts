@@ -1,5 +1,5 @@
 /**
- * Issue 15 / SPEC §9.1: Prometheus metrics on GET /metrics. Calls over all six
+ * Issue 15 / docs/api.md §9.1: Prometheus metrics on GET /metrics. Calls over all six
  * protocols (successes, 401, 409, 413 / resource_exhausted), unknown paths
  * and methods; a scrape before and after; count deltas per label set; the
  * bucket set; _count equal to the +Inf bucket; bounded label values.
@@ -360,7 +360,7 @@ describe("GET /metrics", () => {
     expect(checked).toBeGreaterThan(10);
   });
 
-  it("follows the Prometheus naming rules for the service's own metrics (SPEC §9.1)", async () => {
+  it("follows the Prometheus naming rules for the service's own metrics (docs/api.md §9.1)", async () => {
     const { text } = await scrape();
     const types = [...text.matchAll(/^# TYPE (\S+) (\S+)$/gm)].map(([, n, t]) => [n, t]);
     const helps = new Set([...text.matchAll(/^# HELP (\S+) \S/gm)].map(([, n]) => n));
@@ -374,7 +374,7 @@ describe("GET /metrics", () => {
       expect(helps.has(name)).toBe(true);
       expect(name).toMatch(/^[a-z][a-z0-9_]*$/);
       if (type === "counter") expect(name).toMatch(/_total$/);
-      // prom-client's default nodejs_active_*_total gauges are its own business (SPEC §9.1).
+      // prom-client's default nodejs_active_*_total gauges are its own business (docs/api.md §9.1).
       if (type !== "counter" && !/^nodejs_/.test(name)) expect(name).not.toMatch(/_total$/);
       if (/duration|seconds|_time/.test(name) && !/^nodejs_/.test(name)) {
         expect(name).toMatch(/_seconds(_total)?$/);
@@ -386,14 +386,14 @@ describe("GET /metrics", () => {
 
 /**
  * promtool from $PROMTOOL (CI sets it: then it must run) or PATH (build: see
- * README "Observability"); with neither, the test says it skipped, and why.
+ * docs/observability.md); with neither, the test says it skipped, and why.
  */
 const PROMTOOL = process.env.PROMTOOL ?? "promtool";
 const promtoolRequired = process.env.PROMTOOL !== undefined;
 const promtoolFound = spawnSync(PROMTOOL, ["--version"]).status === 0;
 
 describe("promtool check metrics", () => {
-  it("reports nothing for the service's own metrics (SPEC §9.1)", async (ctx) => {
+  it("reports nothing for the service's own metrics (docs/api.md §9.1)", async (ctx) => {
     if (!promtoolFound) {
       expect(promtoolRequired, `PROMTOOL=${PROMTOOL} is set but does not run`).toBe(false);
       ctx.skip("promtool is not installed (CI builds it: test/support/promtool.sh)");

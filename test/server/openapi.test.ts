@@ -198,7 +198,7 @@ describe("GET /openapi.json", () => {
     expect(statuses("/GetSubscriptions", "get")).toEqual(common);
     // 413: only where a body is read.
     expect(statuses("/UpdateSubscriptions", "post")).toEqual([...common.slice(0, 7), "413", "500"]);
-    // The counteragent groups (SPEC §6.4): a 404 only where a group or counteragent is addressed.
+    // The counteragent groups (docs/api.md §6.4): a 404 only where a group or counteragent is addressed.
     const noNotFound = common.filter((s) => s !== "404");
     expect(statuses("/CreateCounteragentGroup", "post")).toEqual([
       ...noNotFound.slice(0, 6),

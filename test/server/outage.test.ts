@@ -1,5 +1,5 @@
 /**
- * SPEC §4: a database outage is `unavailable` on gRPC/Connect and a plain 500
+ * docs/api.md §4: a database outage is `unavailable` on gRPC/Connect and a plain 500
  * on legacy paths. The outage is real: the database server the service uses
  * is stopped while the service runs (this file starts its own embedded server
  * to stop it).

@@ -216,7 +216,7 @@ describe.each(PROTOCOLS)("every operation's answer over %s", (protocol) => {
     expect([last.CounteragentBoxId, last.TotalCount, keyOn(last)]).toEqual([[], 2, false]);
   });
 
-  it("CreateCounteragentGroup, then Get, GetGroups, Update, Add, Delete: each answer as the SPEC shows it", async () => {
+  it("CreateCounteragentGroup, then Get, GetGroups, Update, Add, Delete: each answer as docs/api.md shows it", async () => {
     const created = expectOk(
       await call(
         h,

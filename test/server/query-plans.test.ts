@@ -1,5 +1,5 @@
 /**
- * Query plans on a real MongoDB (SPEC §6.2, §7): a page costs the same on a
+ * Query plans on a real MongoDB (docs/api.md §6.2, §7): a page costs the same on a
  * group of 100 members and on one of 100,000, proven with `explain`.
  *
  * Runs only when MONGODB_URI names a MongoDB that explains (a mongod, a
@@ -17,7 +17,7 @@
  * executionStats (test/support/explain.ts reads the answer; the shapes it
  * reads are listed there) and asserts, for every command:
  * - no COLLSCAN, and an index scan;
- * - through a mongos (the collections are sharded first, SPEC §7): one shard;
+ * - through a mongos (the collections are sharded first, docs/api.md §7): one shard;
  * - a page (find on counteragents): only LIMIT / PROJECTION_COVERED /
  *   SHARDING_FILTER / IXSCAN stages — no SORT (blocking), no OR or
  *   SORT_MERGE (the two-range plan), no FETCH — on `group_listing_key`,

@@ -271,10 +271,10 @@ function operations(h: Harness): [string, () => Promise<unknown>, (() => Promise
 
 /**
  * The budget: the commands each operation sends with the credentials, rights
- * and box in the cache (README "Caching"), as `<command> <collection>`. Calls
+ * and box in the cache (docs/operations.md, "Caching"), as `<command> <collection>`. Calls
  * running in parallel are compared in any order. A change that adds a round
  * trip fails here; one that removes a round trip updates this table and the
- * README's.
+ * one in docs/performance.md, "Round trips per call".
  */
 const BUDGETS: Record<string, string[]> = {
   "GetCounteragentsFromGroup, first page": ["aggregate counteragents", "find counteragents"],

@@ -1,4 +1,4 @@
-/** SPEC §3: one port serves HTTP/1.1 and cleartext HTTP/2, for every protocol. */
+/** docs/api.md §3: one port serves HTTP/1.1 and cleartext HTTP/2, for every protocol. */
 import http2 from "node:http2";
 import { create, fromBinary } from "@bufbuild/protobuf";
 import { createClient } from "@connectrpc/connect";

@@ -1,5 +1,5 @@
 /**
- * Start-up against existing databases (SPEC §7: indexes created idempotently):
+ * Start-up against existing databases (docs/api.md §7: indexes created idempotently):
  * twice against the same database, and against one written by the earlier
  * layout (the listing index on joinedGroupAt and counteragentBoxId, members
  * without listingKey). Unique indexes against the shard keys.
@@ -212,7 +212,7 @@ describe("start-up against a database written by the earlier layout", () => {
   });
 });
 
-describe("shard keys (SPEC §7)", () => {
+describe("shard keys (docs/api.md §7)", () => {
   it("every unique index of a sharded collection starts with its shard key", () => {
     for (const [collection, shardKey] of Object.entries(SHARD_KEYS)) {
       const unique = (INDEXES[collection] ?? []).filter((i) => i.unique);

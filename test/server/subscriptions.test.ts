@@ -1,5 +1,5 @@
 /**
- * SPEC §6.3 where the wire matters: a Subscription without IsSubscribed as
+ * docs/api.md §6.3 where the wire matters: a Subscription without IsSubscribed as
  * each protocol carries it (the rules themselves: test/in-memory/), and
  * concurrent updates over every transport.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 15 / SPEC §9.1: traces, with an in-memory exporter in the harness.
+ * Issue 15 / docs/api.md §9.1: traces, with an in-memory exporter in the harness.
  * Every protocol: one SERVER span, child of the caller's traceparent, named
  * and attributed as the conventions say, with MongoDB CLIENT children;
  * nothing for health and /metrics; ids in the log lines.

@@ -1,4 +1,4 @@
-/** Debian's chromium driven by playwright-core, as the browser tests launch it (TOOLCHAIN.md). */
+/** Debian's chromium driven by playwright-core, as the browser tests launch it. */
 import { type Browser, chromium } from "playwright-core";
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";

@@ -1,5 +1,5 @@
 /**
- * The counteragent-group fixture (SPEC §6.4): a box with departments, groups
+ * The counteragent-group fixture (docs/api.md §6.4): a box with departments, groups
  * created in a known order, members of every status, an empty box, another
  * box, an ended box and a box of racers; the family's calls over any tier.
  */

@@ -1,5 +1,5 @@
 /**
- * The GetCounteragentsFromGroup fixture (SPEC §6.2): a group of 250 members
+ * The GetCounteragentsFromGroup fixture (docs/api.md §6.2): a group of 250 members
  * (ten share each join time), one of every status, an empty group, groups of
  * other boxes; the listing call over any tier.
  */

@@ -1,5 +1,5 @@
 /**
- * The deletion-marks fixture (SPEC §6.1): a department tree, users with every
+ * The deletion-marks fixture (docs/api.md §6.1): a department tree, users with every
  * access level, and each kind of marked message as a Message and a Template;
  * calls and reads over any tier.
  */

@@ -24,7 +24,7 @@ export type Outcome<O> =
   | { ok: true; message: O }
   | { ok: false; status: number; errorCode: string | undefined; message: string };
 
-/** The legacy status a gRPC/Connect error stands for (SPEC §4), written out independently of src/. */
+/** The legacy status a gRPC/Connect error stands for (docs/api.md §4), written out independently of src/. */
 function statusOf(code: Code, reason: string | undefined): number {
   if (code === Code.FailedPrecondition && reason === "API_SUBSCRIPTION_ENDED") return 402;
   const table: Partial<Record<Code, number>> = {

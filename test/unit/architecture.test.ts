@@ -47,7 +47,9 @@ const ROOMS: Record<string, { readonly files: RegExp; readonly mayImport: readon
 function roomOf(path: string): string {
   if (path.startsWith("../gen/")) return "gen";
   for (const [room, { files }] of Object.entries(ROOMS)) if (files.test(path)) return room;
-  throw new Error(`${path} is in no room: add it to ROOMS and to the README's table`);
+  throw new Error(
+    `${path} is in no room: add it to ROOMS and to the table of docs/architecture.md`,
+  );
 }
 
 function sources(dir: string): string[] {

@@ -1,5 +1,5 @@
 /**
- * The Bearer rules that need no key (SPEC §5.1): which scheme a header uses,
+ * The Bearer rules that need no key (docs/api.md §5.1): which scheme a header uses,
  * the shape of a Bearer header and of a compact JWS, the challenges, and how
  * verified claims become the caller. Expected texts are written out here.
  */

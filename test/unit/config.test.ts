@@ -136,7 +136,7 @@ describe("observability", () => {
   });
 });
 
-describe("Bearer tokens (SPEC §5.1)", () => {
+describe("Bearer tokens (docs/api.md §5.1)", () => {
   const base = {
     BEARER_ISSUER: "https://idp.example/realms/x",
     BEARER_AUDIENCE: "docflow-api",
@@ -151,7 +151,7 @@ describe("Bearer tokens (SPEC §5.1)", () => {
   const named = (env: Record<string, string>, variable: string) =>
     expect(problemsOf(env).some((p) => p.includes(variable))).toBe(true);
 
-  it("are off unless configured, and take the SPEC's defaults", () => {
+  it("are off unless configured, and take the contract's (docs/api.md) defaults", () => {
     expect(loadConfig({}).bearer).toBeUndefined();
     expect(loadConfig(base).bearer).toMatchObject({
       userClaim: "sub",

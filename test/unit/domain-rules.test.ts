@@ -1,6 +1,6 @@
 /**
  * Pure domain rules, without a database: which documents an employee
- * reaches (SPEC §5), and how group names are checked and compared (SPEC §6.4).
+ * reaches (docs/api.md §5), and how group names are checked and compared (docs/api.md §6.4).
  */
 import { describe, expect, it } from "vitest";
 import {

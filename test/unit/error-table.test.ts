@@ -1,7 +1,7 @@
 /**
  * The one error table (src/wire/errors.ts) against sources written apart
  * from it: connect-es's own Connect-protocol tables (code names, HTTP
- * statuses), gRPC's status numbers and names, SPEC §4's legacy statuses and
+ * statuses), gRPC's status numbers and names, docs/api.md §4's legacy statuses and
  * RFC 9110's titles.
  */
 import { create } from "@bufbuild/protobuf";
@@ -75,7 +75,7 @@ describe("codes: names and Connect statuses as connect-es has them", () => {
     ).toEqual([...ALL_CODES]);
   });
 
-  it("gRPC names as gRPC spells them (CANCELLED with two Ls): metric labels and span attributes (SPEC §9.1)", () => {
+  it("gRPC names as gRPC spells them (CANCELLED with two Ls): metric labels and span attributes (docs/api.md §9.1)", () => {
     expect([null, ...ALL_CODES].map(grpcStatusName)).toEqual(GRPC_NAMES);
   });
 
@@ -93,7 +93,7 @@ describe("codes: names and Connect statuses as connect-es has them", () => {
   });
 });
 
-describe("legacy statuses (SPEC §4)", () => {
+describe("legacy statuses (docs/api.md §4)", () => {
   const expected: Readonly<Record<Code, number>> = {
     [Code.Canceled]: 499,
     [Code.Unknown]: 500,

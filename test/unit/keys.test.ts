@@ -24,7 +24,7 @@ vi.mock("mongodb", async (importOriginal) => {
 
 const scope = { boxId: "b1", counteragentGroupId: "g1" };
 
-/** A key as the format describes it (README, src/domain/index-key.ts), checksummed for `scope`. */
+/** A key as the format describes it (docs/decisions.md, src/domain/index-key.ts), checksummed for `scope`. */
 function forge(parts: {
   version?: number;
   total?: number;

@@ -1,5 +1,5 @@
 /**
- * Legacy JSON (SPEC §3) on a message built here with the json_string option
+ * Legacy JSON (docs/api.md §3) on a message built here with the json_string option
  * in every place a schema can put it: a bool field, a repeated bool, a bool
  * inside a nested message, inside a repeated message and inside a map of
  * messages, a field whose JSON name differs from its proto name, and a

@@ -1,5 +1,5 @@
 /**
- * Legacy query parameters (SPEC §3) for every field type a request message
+ * Legacy query parameters (docs/api.md §3) for every field type a request message
  * could carry, on a message built here with one field of each: today's RPCs
  * use strings and int32 only, but a new RPC with a legacy path gets the same
  * reading with no code of its own.

@@ -1,4 +1,4 @@
-/** The identifier rule (README "Decisions where the spec is silent") and the domain errors' shapes. */
+/** The identifier rule (docs/decisions.md) and the domain errors' shapes. */
 import { describe, expect, it } from "vitest";
 import {
   DomainError,

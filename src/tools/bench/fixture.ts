@@ -22,7 +22,7 @@ export const AUTHORIZATION = `ServiceAuth svcauth_api_client_id=${BENCH.apiKey},
 
 const JOINED_FROM = Date.parse("2025-01-01T00:00:00Z");
 
-/** The fixture in the format of SPEC §8, for loadFixture. */
+/** The fixture in the format of docs/api.md §8, for loadFixture. */
 export function benchFixture(): Record<string, unknown> {
   return {
     apiClients: [{ apiKey: BENCH.apiKey, name: "Benchmark client" }],

@@ -2,7 +2,7 @@ module example.com/docflow-interop
 
 go 1.26.0
 
-// The generated client code (README, "Go"): its package paths come from the
+// The generated client code (docs/clients.md, "Go"): its package paths come from the
 // go_package options in proto/, and the recipe writes it to ./docflowpb.
 replace github.com/docflow/docflow-api/gen/go => ./docflowpb
 

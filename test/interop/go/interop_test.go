@@ -481,7 +481,7 @@ func TestRequiredFieldsAreCheckedBeforeSending(t *testing.T) {
 	s.legacyRaw(t, "POST", "/UpdateSubscriptions", url.Values{"boxId": {box}, "userId": {clerkID}}, clerkToken, body, 400, "Http.BadRequest", nil)
 }
 
-// The example client (example/main.go, shown in the README) runs as it is.
+// The example client (example/main.go, shown in docs/clients.md) runs as it is.
 func TestExample(t *testing.T) {
 	s := newSession(t)
 	out, err := exec.Command("go", "run", "./example", "-url", s.base).CombinedOutput()

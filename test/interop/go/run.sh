@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# npm run test:interop:go — the Go recipe of the README as a user runs it,
+# npm run test:interop:go — the Go recipe of docs/clients.md as a user runs it,
 # then the interop tests against a real service on a free port.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"

@@ -2,7 +2,7 @@
 GetCounteragentsFromGroup over the legacy HTTP path (binary protobuf, as the
 existing SDKs call it), and the google.rpc.ErrorInfo of a failed call.
 
-Generate the client code first (README, "Python"), start the service
+Generate the client code first (docs/clients.md, "Python"), start the service
 (npm start), then:
 
     PYTHONPATH=<generated dir> python example.py http://127.0.0.1:8080
@@ -17,7 +17,7 @@ from docflow.legacy import counteragents_pb2
 from google.rpc import error_details_pb2  # googleapis-common-protos
 from grpc_status import rpc_status  # grpcio-status
 
-# The demo data of `npm start` (README, "Protocols").
+# The demo data of `npm start` (docs/configuration.md, "Demo data and credentials").
 API_KEY = "demo-api-key"
 ADMIN_TOKEN = "demo-admin-token"
 BOX = "11111111-1111-4111-8111-111111111111"

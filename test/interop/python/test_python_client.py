@@ -1,6 +1,6 @@
 """A Python client generated from proto/ with protoc 3.21 talks to the service.
 
-The code is generated with the README's Python recipe: our own files only
+The code is generated with the Python recipe of docs/clients.md: our own files only
 (proto/docflow), proto/third_party on the import path; google.rpc comes from
 googleapis-common-protos (through grpcio-status) and grpc.health.v1 from
 grpcio-health-checking, never from our copies.
@@ -227,7 +227,7 @@ def test_legacy_error_is_text_with_error_code(server):
     assert caught.value.read().decode() == "the Authorization header is missing"
 
 
-# ------------------------------------------------------------- counteragent groups (SPEC 6.4)
+# ------------------------------------------------------------- counteragent groups (docs/api.md §6.4)
 
 
 def groups_stub(pb, base):

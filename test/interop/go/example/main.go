@@ -2,7 +2,7 @@
 // GetCounteragentsFromGroup over the legacy HTTP path (binary protobuf, as
 // the existing SDKs call it), and the google.rpc.ErrorInfo of a failed call.
 //
-// Generate the client code first (README, "Clients in other languages: Go"),
+// Generate the client code first (docs/clients.md, "Go"),
 // start the service (npm start), then:
 //
 //	go run ./example -url http://127.0.0.1:8080
@@ -30,7 +30,7 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// The demo data of `npm start` (README, "Protocols").
+// The demo data of `npm start` (docs/configuration.md, "Demo data and credentials").
 const (
 	apiKey     = "demo-api-key"
 	adminToken = "demo-admin-token"

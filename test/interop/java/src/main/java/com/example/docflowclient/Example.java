@@ -31,7 +31,7 @@ import java.util.concurrent.TimeUnit;
  * -Dexec.args=http://127.0.0.1:8080}
  */
 public final class Example {
-  // The demo data of `npm start` (README, "Protocols").
+  // The demo data of `npm start` (docs/configuration.md, "Demo data and credentials").
   static final String API_KEY = "demo-api-key";
   static final String ADMIN_TOKEN = "demo-admin-token";
   static final String BOX = "11111111-1111-4111-8111-111111111111";

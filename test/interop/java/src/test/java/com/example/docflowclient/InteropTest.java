@@ -695,7 +695,7 @@ class InteropTest {
         "Http.BadRequest");
   }
 
-  /** The example client (src/main/java, shown in the README) runs as it is. */
+  /** The example client (src/main/java, shown in docs/clients.md) runs as it is. */
   @Test
   void example() throws Exception {
     var buffer = new ByteArrayOutputStream();
