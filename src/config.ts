@@ -33,7 +33,7 @@ export interface Timeouts {
   readonly databaseMs: number;
   /** /healthz and grpc health give up on the database after this time. */
   readonly healthMs: number;
-  /** On SIGTERM, how long the service keeps serving while /readyz says 503, so balancers stop sending. */
+  /** On SIGTERM, how long the service keeps serving while /readyz says 503, so balancers stop sending (not on SIGINT). */
   readonly drainMs: number;
   /** How long in-flight calls may take to finish once shutdown starts. */
   readonly shutdownMs: number;

@@ -199,8 +199,11 @@ async function main(): Promise<void> {
     observer: createObserver(config.metricsEnabled ? createMetrics() : undefined, tracing?.tracer),
   });
   const stop = async (signal: string) => {
-    log.info("shutting down", { signal, drainMs: config.timeouts.drainMs });
-    await server.drain(config.timeouts.drainMs);
+    // SIGTERM is an orchestrator: drain so that load balancers stop sending.
+    // SIGINT is a person at a terminal (Ctrl-C): no balancer to wait for.
+    const drainMs = signal === "SIGINT" ? 0 : config.timeouts.drainMs;
+    log.info("shutting down", { signal, drainMs });
+    await server.drain(drainMs);
     await server.close();
     // After the in-flight calls, before the database: their spans are exported, within 2 s.
     await tracing?.shutdown(TRACE_FLUSH_MS);

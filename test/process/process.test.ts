@@ -253,6 +253,17 @@ describe("drain for load balancers", () => {
   });
 });
 
+describe("Ctrl-C at a terminal stops promptly", () => {
+  it("SIGINT through npm start skips the readiness drain (SIGTERM keeps it)", async () => {
+    // A drain longer than the test's own limit: only a shutdown without it can pass.
+    const s = await start({ SHUTDOWN_DRAIN_MS: "600000" }, ["npm", "start"]);
+    process.kill(-(s.child.pid ?? 0), "SIGINT");
+    expect(await s.exited).toBe(0);
+    expect(s.stdout()).toMatch(/"msg":"shutting down","signal":"SIGINT","drainMs":0/);
+    expect(s.stdout()).toMatch(/"msg":"stopped"/);
+  });
+});
+
 describe("no silent in-memory production", () => {
   it("NODE_ENV=production without MONGODB_URI: exit 2 and one line", async () => {
     const s = await start({ NODE_ENV: "production" });
