@@ -22,6 +22,11 @@ import type { RequestSpan, RequestTracer } from "./observer";
 import { UNKNOWN_RPC_METHOD } from "./observer";
 import type { TracingConfig } from "./otel-config";
 
+/** What `knownMethod` makes of a method the HTTP conventions do not name. */
+const UNKNOWN_HTTP_METHOD = "_OTHER";
+/** The method part of a span name: the conventions name an unknown method's span "HTTP". */
+const spanMethod = (method: string) => (method === UNKNOWN_HTTP_METHOD ? "HTTP" : method);
+
 /** Requests that get no span: probes, scrapes and grpc health. */
 const UNTRACED: ReadonlySet<string> = new Set(["/livez", "/readyz", "/healthz", METRICS_PATH]);
 const UNTRACED_PREFIX = "/grpc.health.v1.Health/";
@@ -121,11 +126,15 @@ export async function startTracing(options: TracingOptions): Promise<Tracing> {
       const parent = propagator.extract(api.ROOT_CONTEXT, req.headers, api.defaultTextMapGetter);
       const method = knownMethod(req.method);
       const span = tracer.startSpan(
-        method,
+        spanMethod(method),
         {
           kind: api.SpanKind.SERVER,
           attributes: {
             "http.request.method": method,
+            // The method as sent, when the conventions do not name it (Node parses only registered methods).
+            ...(method === UNKNOWN_HTTP_METHOD
+              ? { "http.request.method_original": req.method }
+              : {}),
             "url.path": path.slice(0, MAX_SHOWN_PATH),
             "url.scheme": "http",
             "network.protocol.version": protocolVersion(req.httpVersion),
@@ -156,8 +165,8 @@ export async function startTracing(options: TracingOptions): Promise<Tracing> {
             rpc && rpc.system !== "docflow_legacy" && rpc.method !== UNKNOWN_RPC_METHOD
               ? rpc.method
               : summary.route !== undefined
-                ? `${summary.method} ${summary.route}`
-                : summary.method,
+                ? `${spanMethod(summary.method)} ${summary.route}`
+                : spanMethod(summary.method),
           );
           if (errorType !== undefined) {
             span.setAttribute("error.type", errorType);

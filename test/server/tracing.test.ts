@@ -192,6 +192,24 @@ describe("parents, statuses, and what is not traced", () => {
     expect(exporter.getFinishedSpans().filter((s) => s.kind === CLIENT)).toEqual([]);
   });
 
+  it("a method the conventions do not name: a span named HTTP, the method _OTHER, the original kept", async () => {
+    for (const [method, path, name] of [
+      ["PURGE", "/x", "HTTP"],
+      ["PROPFIND", "/Restore", "HTTP /Restore"],
+    ] as const) {
+      const traceId = hex(32);
+      await legacy(h, {
+        method,
+        path,
+        headers: { traceparent: `00-${traceId}-${hex(16)}-01` },
+      });
+      const [span] = await serverSpans(traceId);
+      expect(span?.name, method).toBe(name);
+      expect(span?.attributes["http.request.method"]).toBe("_OTHER");
+      expect(span?.attributes["http.request.method_original"]).toBe(method);
+    }
+  });
+
   it("unknown paths get a span named by the method only", async () => {
     const traceId = hex(32);
     await legacy(h, {
