@@ -85,6 +85,7 @@ async function main(): Promise<void> {
     tracing = await startTracing({ config: config.tracing, log });
   }
   log.info("starting", { node: process.version, pid: process.pid });
+  const metrics = config.metricsEnabled ? createMetrics() : undefined;
 
   // Signals are handled from the first line on. A signal sent to the whole
   // process group reaches us twice within milliseconds (from the kernel, and
@@ -121,7 +122,14 @@ async function main(): Promise<void> {
       uri: config.mongodbUri,
       name: config.mongodbDatabase,
       operationTimeoutMs: config.timeouts.databaseMs,
-      monitor: tracing ? (client) => tracing?.attach(client) : undefined,
+      // Command monitoring only when something reads it (it costs per command).
+      monitor:
+        tracing || metrics
+          ? (client) => {
+              tracing?.attach(client);
+              metrics?.attachDatabase(client);
+            }
+          : undefined,
     });
   } catch (error) {
     if (error instanceof EmbeddedEngineMissing) {
@@ -196,7 +204,7 @@ async function main(): Promise<void> {
     corsAllowedOrigins: config.corsAllowedOrigins,
     publicUrl: config.publicUrl,
     demoCredentials: !config.seedFile && database.mode === "embedded" ? demoCredentials() : [],
-    observer: createObserver(config.metricsEnabled ? createMetrics() : undefined, tracing?.tracer),
+    observer: createObserver(metrics, tracing?.tracer),
   });
   const stop = async (signal: string) => {
     // SIGTERM is an orchestrator: drain so that load balancers stop sending.

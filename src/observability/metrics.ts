@@ -5,6 +5,7 @@
  * from a fixed set: declared routes and methods, status codes, protocol
  * versions — never a path, id, header or query value.
  */
+import type { CommandStartedEvent, MongoClient } from "mongodb";
 import { collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
 import type { NodeRequest, NodeResponse } from "../wire/http";
 import { sendMethodNotAllowed } from "../wire/plain";
@@ -53,10 +54,53 @@ export interface RpcCallLabels {
   readonly error_type?: string;
 }
 
+/** The OpenTelemetry recommended buckets of db.client.operation.duration, in seconds. */
+export const DATABASE_BUCKETS: readonly number[] = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10];
+
+/** `db.operation.name` values: the commands the service sends; any other is `_OTHER`. */
+const KNOWN_COMMANDS: ReadonlySet<string> = new Set([
+  "find",
+  "aggregate",
+  "count",
+  "distinct",
+  "getMore",
+  "insert",
+  "update",
+  "delete",
+  "findAndModify",
+  "bulkWrite",
+  "createIndexes",
+  "listIndexes",
+  "ping",
+  "hello",
+  "killCursors",
+  "endSessions",
+  "commitTransaction",
+  "abortTransaction",
+]);
+/** A collection name as a label: letters, digits, "_" and "." (system collections), bounded. */
+const COLLECTION_NAME = /^[A-Za-z_][A-Za-z0-9_.]{0,63}$/;
+/** At most this many collection names become label values; any further one is `_OTHER`. */
+const MAX_COLLECTIONS = 32;
+
+/** The collection a command addresses, if any (`{find: "boxes"}`, `{getMore: id, collection: "boxes"}`). */
+export function commandCollection(event: CommandStartedEvent): string | undefined {
+  const command = event.command as Record<string, unknown>;
+  const target = command[event.commandName];
+  if (typeof target === "string") return target;
+  return typeof command.collection === "string" ? command.collection : undefined;
+}
+
 export interface Metrics {
   requestStarted(): void;
   requestEnded(labels: HttpRequestLabels, seconds: number): void;
   callEnded(labels: RpcCallLabels, seconds: number): void;
+  /**
+   * Database metrics from the client's command and pool monitoring (the
+   * client must be created with monitorCommands): operation duration per
+   * command and collection, and the connection pool's state.
+   */
+  attachDatabase(client: MongoClient): void;
   /** GET/HEAD /metrics: the Prometheus text format. */
   handle(req: NodeRequest, res: NodeResponse): Promise<void>;
 }
@@ -89,7 +133,9 @@ export function createMetrics(): Metrics {
     help: "HTTP requests being served on the service port.",
     registers: [registry],
   });
+  const attachDatabase = databaseMetrics(registry);
   return {
+    attachDatabase,
     requestStarted: () => active.inc(),
     requestEnded(labels, seconds) {
       active.dec();
@@ -112,5 +158,138 @@ export function createMetrics(): Metrics {
       if (req.method === "HEAD") res.end();
       else res.end(body);
     },
+  };
+}
+
+/**
+ * db.client.* metrics (OpenTelemetry database conventions, mapped to
+ * Prometheus as the others are). Label values come from fixed sets: known
+ * command names, at most MAX_COLLECTIONS collection names, the pool's
+ * server address, the driver's error class or server code name.
+ */
+function databaseMetrics(registry: Registry): (client: MongoClient) => void {
+  const duration = new Histogram({
+    name: "db_client_operation_duration_seconds",
+    help: "Duration of MongoDB commands sent by the service, in seconds.",
+    labelNames: ["db_system_name", "db_operation_name", "db_collection_name", "error_type"],
+    buckets: [...DATABASE_BUCKETS],
+    registers: [registry],
+  });
+  const connections = new Gauge({
+    name: "db_client_connection_count",
+    help: "Connections of the MongoDB pool, by state (idle or used).",
+    labelNames: ["db_client_connection_pool_name", "db_client_connection_state"],
+    registers: [registry],
+  });
+  const maxConnections = new Gauge({
+    name: "db_client_connection_max",
+    help: "The most connections the MongoDB pool may open.",
+    labelNames: ["db_client_connection_pool_name"],
+    registers: [registry],
+  });
+  const pending = new Gauge({
+    name: "db_client_connection_pending_requests",
+    help: "Calls waiting for a connection of the MongoDB pool.",
+    labelNames: ["db_client_connection_pool_name"],
+    registers: [registry],
+  });
+  const waitTime = new Histogram({
+    name: "db_client_connection_wait_time_seconds",
+    help: "Time a call waited for a connection of the MongoDB pool, in seconds.",
+    labelNames: ["db_client_connection_pool_name"],
+    buckets: [...DATABASE_BUCKETS],
+    registers: [registry],
+  });
+  const collections = new Set<string>();
+  const collectionLabel = (name: string | undefined): string => {
+    if (name === undefined) return "";
+    if (collections.has(name)) return name;
+    if (!COLLECTION_NAME.test(name) || collections.size >= MAX_COLLECTIONS) return "_OTHER";
+    collections.add(name);
+    return name;
+  };
+  return (client) => {
+    const started = new Map<number, { operation: string; collection: string }>();
+    const ended = (requestId: number, durationMs: number, errorType: string) => {
+      const command = started.get(requestId);
+      if (!command) return;
+      started.delete(requestId);
+      duration.observe(
+        {
+          db_system_name: "mongodb",
+          db_operation_name: command.operation,
+          ...(command.collection ? { db_collection_name: command.collection } : {}),
+          ...(errorType ? { error_type: errorType } : {}),
+        },
+        durationMs / 1000,
+      );
+    };
+    client.on("commandStarted", (event) => {
+      started.set(event.requestId, {
+        operation: KNOWN_COMMANDS.has(event.commandName) ? event.commandName : "_OTHER",
+        collection: collectionLabel(commandCollection(event)),
+      });
+    });
+    client.on("commandSucceeded", (event) => ended(event.requestId, event.duration, ""));
+    client.on("commandFailed", (event) => {
+      const failure = event.failure as Error & { codeName?: unknown };
+      const name = typeof failure.codeName === "string" ? failure.codeName : failure.name;
+      ended(event.requestId, event.duration, /^[A-Za-z]{1,64}$/.test(name) ? name : "_OTHER");
+    });
+    // The pool: connections by state, per server.
+    const checkedOut = new Map<string, Set<number>>();
+    const open = new Map<string, Set<number>>();
+    const setOf = (map: Map<string, Set<number>>, pool: string) => {
+      let set = map.get(pool);
+      if (!set) {
+        set = new Set();
+        map.set(pool, set);
+      }
+      return set;
+    };
+    const publish = (pool: string) => {
+      const used = setOf(checkedOut, pool).size;
+      connections.set(
+        { db_client_connection_pool_name: pool, db_client_connection_state: "used" },
+        used,
+      );
+      connections.set(
+        { db_client_connection_pool_name: pool, db_client_connection_state: "idle" },
+        Math.max(0, setOf(open, pool).size - used),
+      );
+    };
+    client.on("connectionPoolCreated", (event) => {
+      maxConnections.set(
+        { db_client_connection_pool_name: event.address },
+        event.options.maxPoolSize,
+      );
+      publish(event.address);
+    });
+    client.on("connectionCreated", (event) => {
+      setOf(open, event.address).add(Number(event.connectionId));
+      publish(event.address);
+    });
+    client.on("connectionClosed", (event) => {
+      setOf(open, event.address).delete(Number(event.connectionId));
+      setOf(checkedOut, event.address).delete(Number(event.connectionId));
+      publish(event.address);
+    });
+    client.on("connectionCheckOutStarted", (event) => {
+      pending.inc({ db_client_connection_pool_name: event.address });
+    });
+    client.on("connectionCheckOutFailed", (event) => {
+      pending.dec({ db_client_connection_pool_name: event.address });
+      waitTime.observe({ db_client_connection_pool_name: event.address }, event.durationMS / 1000);
+    });
+    client.on("connectionCheckedOut", (event) => {
+      pending.dec({ db_client_connection_pool_name: event.address });
+      waitTime.observe({ db_client_connection_pool_name: event.address }, event.durationMS / 1000);
+      setOf(checkedOut, event.address).add(Number(event.connectionId));
+      publish(event.address);
+    });
+    client.on("connectionCheckedIn", (event) => {
+      setOf(checkedOut, event.address).delete(Number(event.connectionId));
+      publish(event.address);
+    });
   };
 }

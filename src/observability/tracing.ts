@@ -17,7 +17,7 @@ import type { MongoClient } from "mongodb";
 import type { LogFields, Logger } from "../log";
 import { SERVICE_VERSION } from "../version";
 import type { NodeRequest } from "../wire/http";
-import { knownMethod, METRICS_PATH, protocolVersion } from "./metrics";
+import { commandCollection, knownMethod, METRICS_PATH, protocolVersion } from "./metrics";
 import type { RequestSpan, RequestTracer } from "./observer";
 import { UNKNOWN_RPC_METHOD } from "./observer";
 import type { TracingConfig } from "./otel-config";
@@ -185,14 +185,7 @@ export async function startTracing(options: TracingOptions): Promise<Tracing> {
       client.on("commandStarted", (event) => {
         const parent = api.trace.getSpan(api.context.active());
         if (!parent?.isRecording()) return;
-        const command = event.command as Record<string, unknown>;
-        const target = command[event.commandName];
-        const collection =
-          typeof target === "string"
-            ? target
-            : typeof command.collection === "string"
-              ? command.collection
-              : undefined;
+        const collection = commandCollection(event);
         const colon = event.address.lastIndexOf(":");
         const port = Number(event.address.slice(colon + 1));
         const span = tracer.startSpan(

@@ -15,15 +15,17 @@ import {
   SubscriptionSchema,
   SubscriptionsToUpdateSchema,
 } from "../../gen/docflow/legacy/subscriptions_pb";
-import { createMetrics, DURATION_BUCKETS } from "../../src/observability/metrics";
+import { createMetrics, DATABASE_BUCKETS, DURATION_BUCKETS } from "../../src/observability/metrics";
 import { createObserver } from "../../src/observability/observer";
 import { MAX_REQUEST_BYTES } from "../../src/wire/body";
 import { authHeader, BOX, USERS } from "../support/fixture";
 import { callRpc, legacy, type RpcProtocol, useHarness } from "../support/harness";
 import { call, PROTOCOLS, type Protocol } from "../support/protocols";
 
+const metrics = createMetrics();
 const h = useHarness(undefined, undefined, {
-  observer: createObserver(createMetrics(), undefined),
+  observer: createObserver(metrics, undefined),
+  databaseMonitor: (client) => metrics.attachDatabase(client),
 });
 const auth = authHeader("admin");
 const get = SubscriptionService.method.getSubscriptions;
@@ -366,6 +368,11 @@ describe("GET /metrics", () => {
     const helps = new Set([...text.matchAll(/^# HELP (\S+) \S/gm)].map(([, n]) => n));
     const own = types.filter(([n]) => !/^(process|nodejs)_/.test(n ?? ""));
     expect(own.map(([n]) => n).sort()).toEqual([
+      "db_client_connection_count",
+      "db_client_connection_max",
+      "db_client_connection_pending_requests",
+      "db_client_connection_wait_time_seconds",
+      "db_client_operation_duration_seconds",
       "http_server_active_requests",
       "http_server_request_duration_seconds",
       "rpc_server_call_duration_seconds",
@@ -391,6 +398,109 @@ describe("GET /metrics", () => {
 const PROMTOOL = process.env.PROMTOOL ?? "promtool";
 const promtoolRequired = process.env.PROMTOOL !== undefined;
 const promtoolFound = spawnSync(PROMTOOL, ["--version"]).status === 0;
+
+describe("database metrics (OpenTelemetry database conventions)", () => {
+  it("each command a call sends: its duration by command and collection, in the database buckets", async () => {
+    const before = (await scrape()).samples;
+    const res = await legacy(h, {
+      method: "GET",
+      path: `/GetSubscriptions?boxId=${BOX}&userId=${USERS.clerk.userId}`,
+      headers: { authorization: auth },
+    });
+    expect(res.status).toBe(200);
+    const after = (await scrape()).samples;
+    const found = [...after.keys()].filter(
+      (k) =>
+        k.startsWith("db_client_operation_duration_seconds_count|") && delta(before, after, k) > 0,
+    );
+    // The call read the employee's subscriptions (credentials may come from the cache).
+    expect(
+      found.some((k) => /db_operation_name=find/.test(k) && /db_collection_name=\w/.test(k)),
+    ).toBe(true);
+    const les = [...after.keys()]
+      .filter(
+        (k) =>
+          k.startsWith("db_client_operation_duration_seconds_bucket|") &&
+          k.includes("db_operation_name=find,"),
+      )
+      .map((k) => /le=([^,]+)/.exec(k)?.[1]);
+    expect(new Set(les)).toEqual(new Set([...DATABASE_BUCKETS.map(String), "+Inf"]));
+  });
+
+  it("a failed command: error_type is the server's code name or the driver's error class; an unknown command is _OTHER", async () => {
+    const before = (await scrape()).samples;
+    await expect(h.db.command({ noSuchCommand: 1 })).rejects.toThrow();
+    const after = (await scrape()).samples;
+    const failed = [...after.keys()].filter(
+      (k) =>
+        k.startsWith("db_client_operation_duration_seconds_count|") &&
+        k.includes("error_type=") &&
+        delta(before, after, k) === 1,
+    );
+    expect(failed).toHaveLength(1);
+    // An unknown command name is not a label value.
+    expect(failed[0]).toMatch(/db_operation_name=_OTHER/);
+    expect(failed[0]).toMatch(/error_type=[A-Za-z]+(,|$)/);
+  });
+
+  it("collection names are a bounded label set: past 32, _OTHER", async () => {
+    for (let i = 0; i < 40; i++) await h.db.collection(`scan_${i}`).findOne({});
+    const { samples } = await scrape();
+    const names = new Set(
+      [...samples.keys()]
+        .filter((k) => k.startsWith("db_client_operation_duration_seconds_count|"))
+        .map((k) => /db_collection_name=([^,]*)/.exec(k)?.[1])
+        .filter((n) => n !== undefined),
+    );
+    expect(names.size).toBeLessThanOrEqual(33);
+    expect(names.has("_OTHER")).toBe(true);
+  });
+
+  it("the pool: connections idle and used, the most it may open, waits and waiters", async () => {
+    const before = (await scrape()).samples;
+    await Promise.all(
+      Array.from({ length: 8 }, () =>
+        legacy(h, {
+          method: "GET",
+          path: `/GetSubscriptions?boxId=${BOX}&userId=${USERS.clerk.userId}`,
+          headers: { authorization: auth },
+        }),
+      ),
+    );
+    const { samples } = await scrape();
+    const pools = [...samples.keys()].filter((k) => k.startsWith("db_client_connection_max|"));
+    expect(pools.length).toBeGreaterThan(0);
+    const pool = /db_client_connection_pool_name=([^,]+)/.exec(pools[0] as string)?.[1] as string;
+    expect(pool).toMatch(/^[\w.-]+:\d+$/);
+    expect(
+      samples.get(key("db_client_connection_max", { db_client_connection_pool_name: pool })),
+    ).toBe(100);
+    const idle = samples.get(
+      key("db_client_connection_count", {
+        db_client_connection_pool_name: pool,
+        db_client_connection_state: "idle",
+      }),
+    );
+    const used = samples.get(
+      key("db_client_connection_count", {
+        db_client_connection_pool_name: pool,
+        db_client_connection_state: "used",
+      }),
+    );
+    // Between calls every connection is back in the pool.
+    expect(used).toBe(0);
+    expect(idle).toBeGreaterThan(0);
+    expect(
+      samples.get(
+        key("db_client_connection_pending_requests", { db_client_connection_pool_name: pool }),
+      ),
+    ).toBe(0);
+    const waits = key("db_client_connection_wait_time_seconds_count", {
+      db_client_connection_pool_name: pool,
+    });
+    expect(delta(before, samples, waits)).toBeGreaterThanOrEqual(8);
+  });
+});
 
 describe("promtool check metrics", () => {
   it("reports nothing for the service's own metrics (docs/api.md §9.1)", async (ctx) => {

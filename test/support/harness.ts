@@ -7,7 +7,7 @@ import { anyUnpack } from "@bufbuild/protobuf/wkt";
 import { type Client, Code, ConnectError, createClient, type Transport } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcWebTransport } from "@connectrpc/connect-node";
 import * as grpc from "@grpc/grpc-js";
-import type { Db } from "mongodb";
+import type { Db, MongoClient } from "mongodb";
 import { afterAll, beforeAll } from "vitest";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { StatusSchema } from "../../gen/google/rpc/status_pb";
@@ -111,6 +111,8 @@ export type HarnessOptions = Pick<DepsOptions, "groupHooks" | "markHooks" | "bea
     readonly database?: TestDatabase;
     /** Traces (an in-memory exporter in tests): SERVER spans, MongoDB spans, ids in log lines. */
     readonly tracing?: Promise<Tracing>;
+    /** Watches the database client as main.ts does for metrics (command and pool monitoring). */
+    readonly databaseMonitor?: (client: MongoClient) => void;
   };
 
 /**
@@ -135,7 +137,13 @@ export async function startServed(
       name: testDb.name,
       operationTimeoutMs: timeouts.databaseMs,
       onCommand: options.onCommand,
-      monitor: tracing ? (client) => tracing.attach(client) : undefined,
+      monitor:
+        tracing || options.databaseMonitor
+          ? (client) => {
+              tracing?.attach(client);
+              options.databaseMonitor?.(client);
+            }
+          : undefined,
     });
     const open = database;
     await loadFixture(open.db, fixture);
