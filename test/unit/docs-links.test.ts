@@ -66,6 +66,16 @@ describe("the documentation's links", () => {
     expect(firstScreen).toContain("npm test");
   });
 
+  it("every alert's runbook_url names a section of docs/runbook.md", () => {
+    const rules = readFileSync(join(ROOT, "deploy/prometheus/docflow-api.rules.yml"), "utf8");
+    const alerts = [...rules.matchAll(/^\s*- alert: (\w+)$/gm)].map(([, name]) => name as string);
+    const urls = [...rules.matchAll(/runbook_url: "([^"]+)"/g)].map(([, url]) => url as string);
+    expect(alerts.length).toBeGreaterThan(0);
+    expect(urls).toEqual(alerts.map((a) => `docs/runbook.md#${a.toLowerCase()}`));
+    const sections = anchorsOf("docs/runbook.md");
+    for (const alert of alerts) expect(sections, alert).toContain(alert.toLowerCase());
+  });
+
   it.each(PAGES)("%s: every link resolves inside the repository", (page) => {
     const raw = readFileSync(join(ROOT, page), "utf8");
     expect(raw).not.toContain("../shared");
