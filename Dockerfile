@@ -1,5 +1,5 @@
-# docflow-api: the service on Node 24 LTS, built in one stage, run from the
-# bundle with production dependencies only. Validated by hadolint in CI.
+# docflow-api: the service on Node 24 LTS, built in a first stage, run in a
+# second from the bundle with production dependencies only. Validated by hadolint in CI.
 # Build: docker build -t docflow-api .    Run: docker run -e MONGODB_URI=... -p 8080:8080 docflow-api
 
 FROM node:24-slim AS build
@@ -13,7 +13,7 @@ COPY src ./src
 RUN npm run build
 
 FROM node:24-slim
-# MALLOC_ARENA_MAX=2: fewer glibc arenas, less native memory kept (README "Performance").
+# MALLOC_ARENA_MAX=2: fewer glibc arenas, less native memory kept (docs/performance.md, "Memory").
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
     PORT=8080 \

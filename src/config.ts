@@ -128,7 +128,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const seedFile = value("SEED_FILE");
   if (seedFile !== undefined && !existsSync(seedFile)) {
-    problems.push(`SEED_FILE names a file that does not exist: ${seedFile}`);
+    problems.push(`SEED_FILE names a file that does not exist (got ${shown(seedFile)})`);
   }
   const logLevel = (value("LOG_LEVEL") ?? "info") as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
@@ -153,9 +153,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const authCacheTtlMs = integer("AUTH_CACHE_TTL_S", 5, 0, 300) * 1000;
   const authCacheMaxEntries = integer("AUTH_CACHE_MAX_ENTRIES", 10_000, 1, 10_000_000);
-  const metricsRaw = (value("METRICS_ENABLED") ?? "true").toLowerCase();
+  const metricsGiven = value("METRICS_ENABLED") ?? "true";
+  const metricsRaw = metricsGiven.toLowerCase();
   if (metricsRaw !== "true" && metricsRaw !== "false") {
-    problems.push(`METRICS_ENABLED must be "true" or "false" (got ${shown(metricsRaw)})`);
+    problems.push(`METRICS_ENABLED must be "true" or "false" (got ${shown(metricsGiven)})`);
   }
   const metricsEnabled = metricsRaw !== "false";
   const publicUrlRaw = value("PUBLIC_URL");
@@ -169,7 +170,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const bearer = loadBearerConfig(reader, problems);
   // Node refuses a headers timeout above the request timeout.
   if (timeouts.headersMs > timeouts.requestMs) {
-    problems.push("HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS");
+    problems.push(
+      `HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS (got ${timeouts.headersMs} and ${timeouts.requestMs})`,
+    );
   }
   if (problems.length > 0) {
     throw new ConfigError(problems);

@@ -46,10 +46,11 @@ export interface TracingConfig {
 export function loadTracingConfig(env: Env, problems: string[]): TracingConfig | undefined {
   const { value, integer } = envReader(env, problems);
   const oneOf = <T extends string>(name: string, allowed: readonly T[], fallback: T): T => {
-    const raw = value(name)?.toLowerCase();
-    if (raw === undefined) return fallback;
+    const given = value(name);
+    if (given === undefined) return fallback;
+    const raw = given.toLowerCase();
     if (!allowed.includes(raw as T)) {
-      problems.push(`${name} must be one of ${allowed.join(", ")} (got ${shown(raw)})`);
+      problems.push(`${name} must be one of ${allowed.join(", ")} (got ${shown(given)})`);
       return fallback;
     }
     return raw as T;
@@ -91,9 +92,10 @@ export function loadTracingConfig(env: Env, problems: string[]): TracingConfig |
     return out;
   };
 
-  const disabledRaw = value("OTEL_SDK_DISABLED")?.toLowerCase();
-  if (disabledRaw !== undefined && disabledRaw !== "true" && disabledRaw !== "false") {
-    problems.push(`OTEL_SDK_DISABLED must be "true" or "false" (got ${shown(disabledRaw)})`);
+  const disabledGiven = value("OTEL_SDK_DISABLED");
+  const disabledRaw = disabledGiven?.toLowerCase();
+  if (disabledGiven !== undefined && disabledRaw !== "true" && disabledRaw !== "false") {
+    problems.push(`OTEL_SDK_DISABLED must be "true" or "false" (got ${shown(disabledGiven)})`);
   }
   const exporter = oneOf("OTEL_TRACES_EXPORTER", ["otlp", "none"] as const, "otlp");
   const endpoint = url("OTEL_EXPORTER_OTLP_ENDPOINT");

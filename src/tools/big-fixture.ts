@@ -84,7 +84,9 @@ function parseArgs(argv: string[]): { members: number; out: string | undefined; 
   };
   const members = Number(at("--members"));
   if (!Number.isSafeInteger(members) || members < 1) {
-    throw new Error(USAGE);
+    // A usage error, as every tool reports one: the usage, exit 2.
+    process.stderr.write(`--members needs a whole number of 1 or more\n\n${USAGE}\n`);
+    process.exit(2);
   }
   return { members, out: at("--out"), load: argv.includes("--load") };
 }

@@ -94,7 +94,7 @@ describe("the database", () => {
     expect(loadConfig({ SEED_FILE: file }).seedFile).toBe(file);
     expect(loadConfig({}).seedFile).toBeUndefined();
     expect(problemsOf({ SEED_FILE: join(dir, "nope.json") })).toEqual([
-      `SEED_FILE names a file that does not exist: ${join(dir, "nope.json")}`,
+      `SEED_FILE names a file that does not exist (got ${JSON.stringify(join(dir, "nope.json"))})`,
     ]);
   });
 });
@@ -295,6 +295,11 @@ describe("a refused value is shown back", () => {
     ).toEqual(['BEARER_JWKS_URL must be an http:// or https:// URL (got "ftp://u:***@idp/jwks")']);
     expect(problemsOf({ OTEL_TRACES_EXPORTER: "zipkin" })).toEqual([
       'OTEL_TRACES_EXPORTER must be one of otlp, none (got "zipkin")',
+    ]);
+    // As given: a value is compared without case, but shown as it was written.
+    expect(problemsOf({ OTEL_TRACES_SAMPLER: "Bogus" })[0]).toMatch(/\(got "Bogus"\)$/);
+    expect(problemsOf({ METRICS_ENABLED: "Yes" })).toEqual([
+      'METRICS_ENABLED must be "true" or "false" (got "Yes")',
     ]);
     expect(
       problemsOf({ OTEL_TRACES_SAMPLER: "traceidratio", OTEL_TRACES_SAMPLER_ARG: "2" }),

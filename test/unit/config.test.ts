@@ -61,7 +61,7 @@ describe("timeouts", () => {
 
   it("a headers timeout above the request timeout is refused (Node would throw)", () => {
     expect(problemsOf({ HEADERS_TIMEOUT_MS: "5000", REQUEST_TIMEOUT_MS: "1000" })).toEqual([
-      "HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS",
+      "HEADERS_TIMEOUT_MS must not be larger than REQUEST_TIMEOUT_MS (got 5000 and 1000)",
     ]);
   });
 });
