@@ -74,6 +74,12 @@ export interface Config {
   readonly bearer: BearerConfig | undefined;
   /** The URL clients reach the service at (the server of /openapi.json); undefined: the URL of each request. */
   readonly publicUrl: string | undefined;
+  /** TLS on the port (PEM files, read and checked by main.ts); undefined: cleartext. */
+  readonly tls:
+    | { readonly certFile: string; readonly keyFile: string; readonly clientCaFile?: string }
+    | undefined;
+  /** How often the TLS files are read again for a rotated certificate. */
+  readonly tlsReloadIntervalMs: number;
 }
 
 export class ConfigError extends Error {
@@ -166,6 +172,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     );
   }
   const publicUrl = publicUrlRaw?.replace(/\/+$/, "");
+  const certFile = value("TLS_CERT_FILE");
+  const keyFile = value("TLS_KEY_FILE");
+  const clientCaFile = value("TLS_CLIENT_CA_FILE");
+  if ((certFile === undefined) !== (keyFile === undefined)) {
+    problems.push("TLS_CERT_FILE and TLS_KEY_FILE: set both (TLS on) or neither (cleartext)");
+  }
+  if (clientCaFile !== undefined && certFile === undefined) {
+    problems.push("TLS_CLIENT_CA_FILE needs TLS_CERT_FILE and TLS_KEY_FILE (mutual TLS is TLS)");
+  }
+  const tls =
+    certFile !== undefined && keyFile !== undefined
+      ? Object.freeze({ certFile, keyFile, ...(clientCaFile ? { clientCaFile } : {}) })
+      : undefined;
+  const tlsReloadIntervalMs = integer("TLS_RELOAD_INTERVAL_MS", 10_000, 100, 3_600_000);
   const tracing = loadTracingConfig(env, problems);
   const bearer = loadBearerConfig(reader, problems);
   // Node refuses a headers timeout above the request timeout.
@@ -192,6 +212,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tracing,
     bearer,
     publicUrl,
+    tls,
+    tlsReloadIntervalMs,
   });
 }
 

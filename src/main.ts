@@ -8,6 +8,7 @@ import { demoCommands, demoCredentials, demoFixture } from "./fixtures/demo";
 import { FixtureError } from "./fixtures/fixture";
 import { LOAD_ROUND_TRIP_MS, loadFixture, loadFixtureFile } from "./fixtures/load";
 import { createHttpServer } from "./http/server";
+import { readTlsMaterial, TlsFilesError, type TlsMaterial } from "./http/tls";
 import { createLogger, describeError } from "./log";
 import { createMetrics } from "./observability/metrics";
 import { createObserver } from "./observability/observer";
@@ -78,6 +79,17 @@ async function main(): Promise<void> {
       process.exit(2);
     }
     throw error;
+  }
+  // The TLS files, read and checked before anything starts: a bad one is a configuration error.
+  let tlsMaterial: TlsMaterial | undefined;
+  if (config.tls) {
+    try {
+      tlsMaterial = readTlsMaterial(config.tls);
+    } catch (error) {
+      if (!(error instanceof TlsFilesError)) throw error;
+      process.stderr.write(`invalid configuration:\n  - ${error.message}\n`);
+      process.exit(2);
+    }
   }
   let tracing: Tracing | undefined;
   const log = createLogger(config.logLevel, undefined, () => tracing?.logFields());
@@ -203,6 +215,10 @@ async function main(): Promise<void> {
   const server = createHttpServer(deps, config.timeouts, {
     corsAllowedOrigins: config.corsAllowedOrigins,
     publicUrl: config.publicUrl,
+    tls:
+      config.tls && tlsMaterial
+        ? { files: config.tls, material: tlsMaterial, reloadIntervalMs: config.tlsReloadIntervalMs }
+        : undefined,
     demoCredentials: !config.seedFile && database.mode === "embedded" ? demoCredentials() : [],
     observer: createObserver(metrics, tracing?.tracer),
   });
@@ -235,7 +251,7 @@ async function main(): Promise<void> {
     return fail(failure);
   }
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
-  const baseUrl = `http://${host}:${address.port}`;
+  const baseUrl = `${config.tls ? "https" : "http"}://${host}:${address.port}`;
   log.info("listening", { url: baseUrl, database: database.mode, node: process.version });
   printBanner(baseUrl, database.mode, config.seedFile);
 }

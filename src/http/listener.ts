@@ -1,17 +1,20 @@
 /**
- * The listener: one TCP port for HTTP/1.1 and cleartext HTTP/2 (told apart
- * by the h2 preface), the limits on slow and idle peers, connection
- * tracking, and draining on shutdown. It knows nothing of paths: every
- * request goes to the handler it is given (the front, which guards it).
+ * The listener: one TCP port for HTTP/1.1 and HTTP/2 — cleartext (told apart
+ * by the h2 preface), or TLS when configured (told apart by ALPN, else by the
+ * preface) — the limits on slow and idle peers, connection tracking, and
+ * draining on shutdown. It knows nothing of paths: every request goes to the
+ * handler it is given (the front, which guards it).
  */
 import http from "node:http";
 import http2 from "node:http2";
 import net, { type AddressInfo, type Socket } from "node:net";
+import tls from "node:tls";
 import type { Timeouts } from "../config";
 import { describeError, type Logger } from "../log";
 import { legacyError } from "../wire/errors";
 import type { NodeRequest, NodeResponse } from "../wire/http";
 import { rawErrorResponse, sendError } from "../wire/plain";
+import { reloadOnChange, serverOptions, type TlsFiles, type TlsMaterial } from "./tls";
 
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
 /** SETTINGS_MAX_CONCURRENT_STREAMS of every HTTP/2 connection. */
@@ -23,6 +26,13 @@ export type ListenerTimeouts = Pick<
   Timeouts,
   "firstByteMs" | "headersMs" | "requestMs" | "keepAliveMs" | "h2IdleMs" | "shutdownMs"
 >;
+
+/** TLS on the port: the files, what they held at start-up, how often to look for a new pair. */
+export interface ListenerTls {
+  readonly files: TlsFiles;
+  readonly material: TlsMaterial;
+  readonly reloadIntervalMs: number;
+}
 
 export interface Listener {
   listen(port: number, host: string): Promise<AddressInfo>;
@@ -46,6 +56,7 @@ export function createListener(
   handler: RequestHandler,
   timeouts: ListenerTimeouts,
   log: Logger,
+  tlsSettings?: ListenerTls,
 ): Listener {
   let stopping = false;
   let inFlight = 0;
@@ -185,10 +196,17 @@ export function createListener(
     else arm();
   });
 
-  const tcp = net.createServer((socket) => {
+  /** A connection (cleartext, or TLS once the handshake is done) to the server of its protocol. */
+  const accept = (socket: Socket, alpn: string | false | null | undefined) => {
     sockets.add(socket);
     socket.once("close", () => sockets.delete(socket));
     socket.on("error", () => socket.destroy());
+    if (alpn === "h2" || alpn === "http/1.1") {
+      // TLS said which protocol the client speaks.
+      if (alpn === "h2") h2Sockets.add(socket);
+      (alpn === "h2" ? h2 : h1).emit("connection", socket);
+      return;
+    }
     socket.setTimeout(timeouts.firstByteMs, () => {
       closed("first-byte-timeout");
       socket.destroy();
@@ -212,7 +230,30 @@ export function createListener(
       if (!prefix) socket.resume();
     };
     socket.on("data", onData);
-  });
+  };
+
+  const tcp = tlsSettings
+    ? tls.createServer(serverOptions(tlsSettings.material, timeouts.firstByteMs), (socket) =>
+        accept(socket, socket.alpnProtocol),
+      )
+    : net.createServer((socket) => accept(socket, undefined));
+  if (tcp instanceof tls.Server) {
+    // A failed handshake (no client certificate, a plain-text client) ends that connection only.
+    tcp.on("tlsClientError", (_error, socket) => {
+      closed("tls-handshake-failed");
+      socket.destroy();
+    });
+  }
+  const stopReload =
+    tlsSettings && tcp instanceof tls.Server
+      ? reloadOnChange(
+          tcp,
+          tlsSettings.files,
+          tlsSettings.material,
+          log,
+          tlsSettings.reloadIntervalMs,
+        )
+      : () => undefined;
 
   return {
     listen(port, host) {
@@ -226,6 +267,7 @@ export function createListener(
     },
     async close() {
       stopping = true;
+      stopReload();
       const tcpClosed = new Promise<void>((resolve) => tcp.close(() => resolve()));
       for (const session of sessions) session.close();
       for (const socket of sockets) {

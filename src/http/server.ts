@@ -36,7 +36,7 @@ import { type CorsPolicy, createCorsPolicy } from "./cors";
 import { createDocsRoutes, type DemoCredential } from "./docs";
 import { beginRequest, type FrontRequest, guarded, MAX_SHOWN_PATH } from "./front";
 import { createHealthEndpoints, HEALTH_PATHS } from "./health";
-import { createListener } from "./listener";
+import { createListener, type ListenerTls } from "./listener";
 
 export interface HttpServer {
   listen(port: number, host: string): Promise<AddressInfo>;
@@ -66,6 +66,8 @@ export interface HttpServerOptions {
   readonly publicUrl?: string;
   /** Shown on /docs when the demo fixture is loaded. */
   readonly demoCredentials?: readonly DemoCredential[];
+  /** TLS on the port; absent: cleartext. */
+  readonly tls?: ListenerTls;
 }
 
 /** One entry of the route table: what it serves, and how. */
@@ -132,7 +134,7 @@ export function createHttpServer(
     await front.observed.run(() => notServed(req, res, front));
   });
 
-  const listener = createListener(onRequest, timeouts, deps.log);
+  const listener = createListener(onRequest, timeouts, deps.log, options.tls);
   return {
     listen: (port, host) => listener.listen(port, host),
     async drain(drainMs) {

@@ -136,7 +136,7 @@ export async function startTracing(options: TracingOptions): Promise<Tracing> {
               ? { "http.request.method_original": req.method }
               : {}),
             "url.path": path.slice(0, MAX_SHOWN_PATH),
-            "url.scheme": "http",
+            "url.scheme": "encrypted" in req.socket && req.socket.encrypted ? "https" : "http",
             "network.protocol.version": protocolVersion(req.httpVersion),
           },
         },

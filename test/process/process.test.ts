@@ -104,6 +104,12 @@ describe("configuration is checked at start-up", () => {
     expect(s.stderr()).toMatch(/LOG_LEVEL must be one of/);
     expect(s.stderr()).toMatch(/SEED_FILE names a file that does not exist/);
   });
+
+  it("a TLS file that cannot be read: exit 2, naming the variable", async () => {
+    const s = await start({ TLS_CERT_FILE: "/nope/cert.pem", TLS_KEY_FILE: "/nope/key.pem" });
+    expect(await s.exited).toBe(2);
+    expect(s.stderr()).toContain("TLS_CERT_FILE cannot be read: /nope/cert.pem (ENOENT)");
+  });
 });
 
 describe("graceful shutdown on SIGTERM", () => {

@@ -197,6 +197,7 @@ export async function startHarness(
     const server = createHttpServer(served.deps, timeouts, {
       corsAllowedOrigins: options.corsAllowedOrigins ?? [],
       publicUrl: options.publicUrl,
+      tls: options.tls,
       demoCredentials: options.demoCredentials,
       observer:
         options.observer ??

@@ -344,3 +344,27 @@ describe("a refused value is shown back", () => {
     }
   });
 });
+
+describe("TLS", () => {
+  it("off by default; TLS_CERT_FILE and TLS_KEY_FILE both or neither; a client CA only with them", () => {
+    expect(loadConfig({}).tls).toBeUndefined();
+    expect(loadConfig({ TLS_CERT_FILE: "/c.pem", TLS_KEY_FILE: "/k.pem" }).tls).toEqual({
+      certFile: "/c.pem",
+      keyFile: "/k.pem",
+    });
+    expect(
+      loadConfig({ TLS_CERT_FILE: "/c.pem", TLS_KEY_FILE: "/k.pem", TLS_CLIENT_CA_FILE: "/ca.pem" })
+        .tls,
+    ).toEqual({ certFile: "/c.pem", keyFile: "/k.pem", clientCaFile: "/ca.pem" });
+    expect(problemsOf({ TLS_CERT_FILE: "/c.pem" })).toEqual([
+      "TLS_CERT_FILE and TLS_KEY_FILE: set both (TLS on) or neither (cleartext)",
+    ]);
+    expect(problemsOf({ TLS_CLIENT_CA_FILE: "/ca.pem" })).toEqual([
+      "TLS_CLIENT_CA_FILE needs TLS_CERT_FILE and TLS_KEY_FILE (mutual TLS is TLS)",
+    ]);
+    expect(loadConfig({}).tlsReloadIntervalMs).toBe(10_000);
+    expect(problemsOf({ TLS_RELOAD_INTERVAL_MS: "10" })).toEqual([
+      'TLS_RELOAD_INTERVAL_MS must be an integer from 100 to 3600000 (got "10")',
+    ]);
+  });
+});

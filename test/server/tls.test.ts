@@ -1,0 +1,288 @@
+/**
+ * TLS on the one port (docs/operations.md, "TLS"): HTTP/1.1 and HTTP/2 by
+ * ALPN, every protocol over it, TLS 1.2 at least, certificates rotated in
+ * place without a restart and without a lost call, mutual TLS when a client
+ * CA is set. The certificates are made by openssl for each run (nothing
+ * secret is committed).
+ */
+import { execFileSync } from "node:child_process";
+import { readFileSync, writeFileSync } from "node:fs";
+import { mkdtemp } from "node:fs/promises";
+import http2 from "node:http2";
+import https from "node:https";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type tls from "node:tls";
+import { createClient } from "@connectrpc/connect";
+import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SubscriptionService } from "../../gen/docflow/api/v1/subscriptions_pb";
+import { readTlsMaterial, TlsFilesError } from "../../src/http/tls";
+import { authHeader, BOX, USERS } from "../support/fixture";
+import { type Harness, startHarness } from "../support/harness";
+
+let dir: string;
+const file = (name: string) => join(dir, name);
+const openssl = (...args: string[]) => execFileSync("openssl", args, { stdio: "pipe" });
+
+/** A key and a certificate for 127.0.0.1 and localhost, signed by the test CA. */
+function issue(
+  name: string,
+  serial: string,
+  extension = "subjectAltName=IP:127.0.0.1,DNS:localhost",
+) {
+  openssl(
+    "req",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:P-256",
+    "-nodes",
+    "-subj",
+    `/CN=${name}`,
+    "-keyout",
+    file(`${name}.key`),
+    "-out",
+    file(`${name}.csr`),
+  );
+  writeFileSync(file(`${name}.ext`), `${extension}\n`);
+  openssl(
+    "x509",
+    "-req",
+    "-in",
+    file(`${name}.csr`),
+    "-CA",
+    file("ca.pem"),
+    "-CAkey",
+    file("ca.key"),
+    "-set_serial",
+    serial,
+    "-days",
+    "2",
+    "-extfile",
+    file(`${name}.ext`),
+    "-out",
+    file(`${name}.pem`),
+  );
+}
+
+let h: Harness;
+let ca: Buffer;
+const served = () => ({ certFile: file("served.pem"), keyFile: file("served.key") });
+const use = (name: string) => {
+  writeFileSync(file("served.pem"), readFileSync(file(`${name}.pem`)));
+  writeFileSync(file("served.key"), readFileSync(file(`${name}.key`)));
+};
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "docflow-tls-"));
+  openssl(
+    "req",
+    "-x509",
+    "-newkey",
+    "ec",
+    "-pkeyopt",
+    "ec_paramgen_curve:P-256",
+    "-nodes",
+    "-subj",
+    "/CN=docflow test CA",
+    "-days",
+    "2",
+    "-keyout",
+    file("ca.key"),
+    "-out",
+    file("ca.pem"),
+  );
+  ca = readFileSync(file("ca.pem"));
+  issue("first", "0x1001");
+  issue("second", "0x2002");
+  issue("client", "0x3003", "extendedKeyUsage=clientAuth");
+  use("first");
+  h = await startHarness(undefined, undefined, undefined, {
+    tls: { files: served(), material: readTlsMaterial(served()), reloadIntervalMs: 100 },
+  });
+});
+afterAll(async () => {
+  await h?.close();
+});
+
+const base = () => `https://127.0.0.1:${h.port}`;
+const subscriptionsPath = `/GetSubscriptions?boxId=${BOX}&userId=${USERS.clerk.userId}`;
+
+/** One HTTPS/1.1 request on a new connection: status, the protocol TLS chose, the server's certificate serial. */
+function get(path: string, options: https.RequestOptions = {}) {
+  return new Promise<{ status: number; alpn: string | false | null; serial: string; body: string }>(
+    (resolve, reject) => {
+      const req = https.request(
+        `${base()}${path}`,
+        { ca, agent: false, headers: { authorization: authHeader("admin") }, ...options },
+        (res) => {
+          const socket = res.socket as tls.TLSSocket;
+          const chunks: Buffer[] = [];
+          res.on("data", (c: Buffer) => chunks.push(c));
+          res.on("end", () =>
+            resolve({
+              status: res.statusCode ?? 0,
+              alpn: socket.alpnProtocol,
+              serial: socket.getPeerCertificate().serialNumber,
+              body: Buffer.concat(chunks).toString("utf8"),
+            }),
+          );
+        },
+      );
+      req.on("error", reject);
+      req.end();
+    },
+  );
+}
+
+describe("TLS on the one port", () => {
+  it("HTTP/1.1 over TLS: the legacy paths, /readyz, /openapi.json naming https", async () => {
+    const ready = await get("/readyz");
+    expect(ready.status).toBe(200);
+    expect(ready.alpn).toBe(false); // node's https client offers no ALPN: HTTP/1.1 by the first bytes
+    const legacy = await get(subscriptionsPath, {
+      ALPNProtocols: ["http/1.1"],
+    } as https.RequestOptions);
+    expect(legacy.status).toBe(200);
+    expect(legacy.alpn).toBe("http/1.1");
+    const doc = await get("/openapi.json");
+    expect(JSON.parse(doc.body).servers).toEqual([{ url: `https://127.0.0.1:${h.port}` }]);
+  });
+
+  it("HTTP/2 by ALPN: a legacy call, then Connect and gRPC from connect-node", async () => {
+    const session = http2.connect(base(), { ca });
+    try {
+      const status = await new Promise<unknown>((resolve, reject) => {
+        const req = session.request({
+          ":path": subscriptionsPath,
+          authorization: authHeader("admin"),
+        });
+        req.on("response", (headers) => resolve(headers[":status"]));
+        req.on("error", reject);
+        req.resume();
+      });
+      expect(status).toBe(200);
+      expect((session.socket as tls.TLSSocket).alpnProtocol).toBe("h2");
+    } finally {
+      session.close();
+    }
+    for (const transport of [
+      createConnectTransport({ baseUrl: base(), httpVersion: "2", nodeOptions: { ca } }),
+      createGrpcTransport({ baseUrl: base(), nodeOptions: { ca } }),
+    ]) {
+      const client = createClient(SubscriptionService, transport);
+      const answer = await client.getSubscriptions(
+        { boxId: BOX, userId: USERS.clerk.userId },
+        { headers: { authorization: authHeader("admin") } },
+      );
+      expect(answer.Subscriptions.length).toBeGreaterThan(0);
+    }
+  });
+
+  it("TLS 1.2 at least: a TLS 1.1 client is refused at the handshake", async () => {
+    await expect(
+      get("/readyz", { maxVersion: "TLSv1.1", minVersion: "TLSv1" } as https.RequestOptions),
+    ).rejects.toThrow();
+    expect((await get("/readyz")).status).toBe(200);
+  });
+
+  it("a cleartext request gets no answer, and the port still serves TLS", async () => {
+    const answered = await fetch(`http://127.0.0.1:${h.port}/readyz`).then(
+      () => true,
+      () => false,
+    );
+    expect(answered).toBe(false);
+    expect((await get("/readyz")).status).toBe(200);
+  });
+});
+
+describe("certificates rotated in place", () => {
+  it("a new pair is served without a restart, and no call is lost while it changes", async () => {
+    expect((await get("/readyz")).serial).toBe("1001");
+    const results: { status: number; serial: string }[] = [];
+    let rotated = false;
+    const load = (async () => {
+      // Calls on new connections until a while after the rotation.
+      for (let i = 0; i < 400 && !(rotated && results.at(-1)?.serial === "2002"); i++) {
+        results.push(await get(subscriptionsPath));
+      }
+    })();
+    await new Promise((r) => setTimeout(r, 50));
+    use("second");
+    rotated = true;
+    await load;
+    expect(results.every((r) => r.status === 200)).toBe(true);
+    expect(results.at(-1)?.serial).toBe("2002");
+    await h.waitForLog((l) => l.msg === "tls certificate reloaded");
+  });
+
+  it("halfway through a rotation (a certificate without its key) the previous pair stays", async () => {
+    // The served pair is "second" now; write "first"'s certificate with "second"'s key.
+    writeFileSync(file("served.pem"), readFileSync(file("first.pem")));
+    await h.waitForLog(
+      (l) =>
+        l.msg === "tls files changed but do not make a valid certificate: keeping the previous one",
+    );
+    const again = await get("/readyz");
+    expect(again.status).toBe(200);
+    expect(again.serial).toBe("2002");
+    writeFileSync(file("served.key"), readFileSync(file("first.key")));
+    for (let i = 0; i < 100 && (await get("/readyz")).serial !== "1001"; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    expect((await get("/readyz")).serial).toBe("1001");
+  });
+});
+
+describe("mutual TLS (TLS_CLIENT_CA_FILE)", () => {
+  it("a client without a certificate the CA signed is refused at the handshake; with one, credentials are still checked", async () => {
+    const files = { ...served(), clientCaFile: file("ca.pem") };
+    const mutual = await startHarness(undefined, undefined, undefined, {
+      tls: { files, material: readTlsMaterial(files), reloadIntervalMs: 60_000 },
+    });
+    try {
+      const url = `https://127.0.0.1:${mutual.port}`;
+      const call = (options: https.RequestOptions, headers: Record<string, string>) =>
+        new Promise<number>((resolve, reject) => {
+          const req = https.request(
+            `${url}${subscriptionsPath}`,
+            { ca, agent: false, headers, ...options },
+            (res) => {
+              res.resume();
+              resolve(res.statusCode ?? 0);
+            },
+          );
+          req.on("error", reject);
+          req.end();
+        });
+      await expect(call({}, { authorization: authHeader("admin") })).rejects.toThrow();
+      const withCert = {
+        cert: readFileSync(file("client.pem")),
+        key: readFileSync(file("client.key")),
+      };
+      expect(await call(withCert, { authorization: authHeader("admin") })).toBe(200);
+      expect(await call(withCert, {})).toBe(401);
+    } finally {
+      await mutual.close();
+    }
+  });
+});
+
+describe("bad TLS files", () => {
+  it("name the variable: unreadable, not a pair, not a CA", () => {
+    expect(() =>
+      readTlsMaterial({ certFile: file("nope.pem"), keyFile: file("first.key") }),
+    ).toThrow(new TlsFilesError(`TLS_CERT_FILE cannot be read: ${file("nope.pem")} (ENOENT)`));
+    expect(() =>
+      readTlsMaterial({ certFile: file("first.pem"), keyFile: file("second.key") }),
+    ).toThrow(/^TLS_CERT_FILE and TLS_KEY_FILE are not a PEM certificate and its private key/);
+    expect(() =>
+      readTlsMaterial({
+        certFile: file("first.pem"),
+        keyFile: file("first.key"),
+        clientCaFile: file("first.ext"),
+      }),
+    ).toThrow(/^TLS_CLIENT_CA_FILE is not a PEM certificate/);
+  });
+});
