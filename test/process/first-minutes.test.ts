@@ -191,7 +191,8 @@ describe("Ctrl-C reaches a long tool through npm", () => {
     let out = "";
     npm.stdout?.on("data", (c: Buffer) => (out += c.toString()));
     npm.stderr?.on("data", (c: Buffer) => (out += c.toString()));
-    const exited = new Promise<number | null>((resolve) => npm.once("exit", resolve));
+    // "close": after the exit and the last output (an "exit" may come before the last lines).
+    const exited = new Promise<number | null>((resolve) => npm.once("close", resolve));
     try {
       // Servers, database and floor are up once the answers are compared.
       await new Promise<void>((resolve, reject) => {
