@@ -176,7 +176,7 @@ function databaseMetrics(registry: Registry): (client: MongoClient) => void {
     registers: [registry],
   });
   const connections = new Gauge({
-    name: "db_client_connection_count",
+    name: "db_client_connections_usage",
     help: "Connections of the MongoDB pool, by state (idle or used).",
     labelNames: ["db_client_connection_pool_name", "db_client_connection_state"],
     registers: [registry],

@@ -324,8 +324,10 @@ describe("HTTP/2 frames a well-behaved client never sends: a GOAWAY or a reset, 
       storm.push(getRequest(id, "/livez", false), rstStream(id));
     }
     const res = await h2(storm, { quietMs: 1_000 });
-    // Node either answers some streams or gives up on the connection (GOAWAY ENHANCE_YOUR_CALM): either is fine.
-    expect(res.bytes.length).toBeGreaterThan(0);
+    // Node answers some streams, gives up on the connection (GOAWAY ENHANCE_YOUR_CALM), or,
+    // on a loaded machine, closes it before the client reads a byte: each is fine, as long
+    // as what comes back is HTTP/2 (SETTINGS first) and the service serves on.
+    if (res.bytes.length > 0) expect(res.bytes[3]).toBe(FrameType.SETTINGS);
     await expectStillServing();
   });
 

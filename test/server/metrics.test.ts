@@ -368,10 +368,10 @@ describe("GET /metrics", () => {
     const helps = new Set([...text.matchAll(/^# HELP (\S+) \S/gm)].map(([, n]) => n));
     const own = types.filter(([n]) => !/^(process|nodejs)_/.test(n ?? ""));
     expect(own.map(([n]) => n).sort()).toEqual([
-      "db_client_connection_count",
       "db_client_connection_max",
       "db_client_connection_pending_requests",
       "db_client_connection_wait_time_seconds",
+      "db_client_connections_usage",
       "db_client_operation_duration_seconds",
       "http_server_active_requests",
       "http_server_request_duration_seconds",
@@ -476,13 +476,13 @@ describe("database metrics (OpenTelemetry database conventions)", () => {
       samples.get(key("db_client_connection_max", { db_client_connection_pool_name: pool })),
     ).toBe(100);
     const idle = samples.get(
-      key("db_client_connection_count", {
+      key("db_client_connections_usage", {
         db_client_connection_pool_name: pool,
         db_client_connection_state: "idle",
       }),
     );
     const used = samples.get(
-      key("db_client_connection_count", {
+      key("db_client_connections_usage", {
         db_client_connection_pool_name: pool,
         db_client_connection_state: "used",
       }),
