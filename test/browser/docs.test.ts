@@ -6,9 +6,11 @@
 import { mkdir } from "node:fs/promises";
 import type { Browser } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readTlsMaterial } from "../../src/http/tls";
 import { launchChromium } from "../support/browser";
 import { authHeader, BOX, USERS } from "../support/fixture";
 import { type Harness, startHarness } from "../support/harness";
+import { makeCertificates } from "../support/tls-certs";
 
 let h: Harness;
 let browser: Browser;
@@ -81,5 +83,51 @@ describe("GET /docs in a browser", () => {
     expect(foreign).toEqual([]);
     expect(requested).toContain(`${h.baseUrl}/openapi.json`);
     await context.close();
+  });
+});
+
+describe("GET /docs over TLS (HTTP/2 by ALPN)", () => {
+  it("loads from the service itself and executes an authorized request", async () => {
+    const certs = await makeCertificates();
+    certs.issue("server", "0x4004");
+    const files = { certFile: certs.file("server.pem"), keyFile: certs.file("server.key") };
+    const secure = await startHarness(undefined, undefined, undefined, {
+      tls: { files, material: readTlsMaterial(files), reloadIntervalMs: 60_000 },
+    });
+    // The test CA is not in Chromium's store: its errors are ignored for this context only.
+    const context = await browser.newContext({ ignoreHTTPSErrors: true });
+    try {
+      const page = await context.newPage();
+      const origin = `https://127.0.0.1:${secure.port}`;
+      const response = await page.goto(`${origin}/docs`);
+      expect(response?.status()).toBe(200);
+      expect((await response?.securityDetails())?.protocol).toMatch(/^TLS 1\.[23]$/);
+      const protocol = await page.evaluate(
+        "performance.getEntriesByType('navigation')[0].nextHopProtocol",
+      );
+      expect(protocol).toBe("h2");
+      await page.waitForSelector(".opblock", { timeout: 30_000 });
+      await page.click("button.authorize");
+      await page.fill(".modal-ux input[type=text]", authHeader("admin"));
+      await page.click(".modal-ux button.modal-btn.authorize");
+      await page.click(".modal-ux button.btn-done");
+      const op = page.locator("#operations-SubscriptionService-GetSubscriptions");
+      await op.locator(".opblock-summary").click();
+      const tryItOut = op.locator("button.try-out__btn");
+      if ((await tryItOut.count()) > 0 && (await tryItOut.innerText()).includes("Try it out")) {
+        await tryItOut.click();
+      }
+      await op.locator('tr[data-param-name="boxId"] input').fill(BOX);
+      await op.locator('tr[data-param-name="userId"] input').fill(USERS.clerk.userId);
+      await op.locator("button.execute").click();
+      const status = op.locator(".live-responses-table tr.response .response-col_status").first();
+      await status.waitFor({ timeout: 30_000 });
+      expect((await status.innerText()).trim()).toBe("200");
+      // The document named the https origin: the request went there.
+      expect(await op.locator(".request-url").innerText()).toContain(origin);
+    } finally {
+      await context.close();
+      await secure.close();
+    }
   });
 });

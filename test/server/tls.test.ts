@@ -5,14 +5,12 @@
  * CA is set. The certificates are made by openssl for each run (nothing
  * secret is committed).
  */
-import { execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { readFileSync, writeFileSync } from "node:fs";
-import { mkdtemp } from "node:fs/promises";
 import http2 from "node:http2";
 import https from "node:https";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import type tls from "node:tls";
+import { promisify } from "node:util";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -20,51 +18,11 @@ import { SubscriptionService } from "../../gen/docflow/api/v1/subscriptions_pb";
 import { readTlsMaterial, TlsFilesError } from "../../src/http/tls";
 import { authHeader, BOX, USERS } from "../support/fixture";
 import { type Harness, startHarness } from "../support/harness";
+import { makeCertificates, type TestCertificates } from "../support/tls-certs";
 
-let dir: string;
-const file = (name: string) => join(dir, name);
-const openssl = (...args: string[]) => execFileSync("openssl", args, { stdio: "pipe" });
-
-/** A key and a certificate for 127.0.0.1 and localhost, signed by the test CA. */
-function issue(
-  name: string,
-  serial: string,
-  extension = "subjectAltName=IP:127.0.0.1,DNS:localhost",
-) {
-  openssl(
-    "req",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:P-256",
-    "-nodes",
-    "-subj",
-    `/CN=${name}`,
-    "-keyout",
-    file(`${name}.key`),
-    "-out",
-    file(`${name}.csr`),
-  );
-  writeFileSync(file(`${name}.ext`), `${extension}\n`);
-  openssl(
-    "x509",
-    "-req",
-    "-in",
-    file(`${name}.csr`),
-    "-CA",
-    file("ca.pem"),
-    "-CAkey",
-    file("ca.key"),
-    "-set_serial",
-    serial,
-    "-days",
-    "2",
-    "-extfile",
-    file(`${name}.ext`),
-    "-out",
-    file(`${name}.pem`),
-  );
-}
+const run = promisify(execFile);
+let certs: TestCertificates;
+const file = (name: string) => certs.file(name);
 
 let h: Harness;
 let ca: Buffer;
@@ -75,28 +33,11 @@ const use = (name: string) => {
 };
 
 beforeAll(async () => {
-  dir = await mkdtemp(join(tmpdir(), "docflow-tls-"));
-  openssl(
-    "req",
-    "-x509",
-    "-newkey",
-    "ec",
-    "-pkeyopt",
-    "ec_paramgen_curve:P-256",
-    "-nodes",
-    "-subj",
-    "/CN=docflow test CA",
-    "-days",
-    "2",
-    "-keyout",
-    file("ca.key"),
-    "-out",
-    file("ca.pem"),
-  );
-  ca = readFileSync(file("ca.pem"));
-  issue("first", "0x1001");
-  issue("second", "0x2002");
-  issue("client", "0x3003", "extendedKeyUsage=clientAuth");
+  certs = await makeCertificates();
+  ca = certs.ca;
+  certs.issue("first", "0x1001");
+  certs.issue("second", "0x2002");
+  certs.issue("client", "0x3003", "extendedKeyUsage=clientAuth");
   use("first");
   h = await startHarness(undefined, undefined, undefined, {
     tls: { files: served(), material: readTlsMaterial(served()), reloadIntervalMs: 100 },
@@ -177,6 +118,30 @@ describe("TLS on the one port", () => {
         { headers: { authorization: authHeader("admin") } },
       );
       expect(answer.Subscriptions.length).toBeGreaterThan(0);
+    }
+  });
+
+  it("curl over HTTP/1.1 and HTTP/2, trusting the CA", async () => {
+    for (const [flag, version] of [
+      ["--http1.1", "1.1"],
+      ["--http2", "2"],
+    ] as const) {
+      const { stdout } = await run("curl", [
+        "-sS",
+        flag,
+        "--cacert",
+        file("ca.pem"),
+        "-H",
+        `Authorization: ${authHeader("admin")}`,
+        "-H",
+        "Accept: application/json",
+        "-w",
+        "\n%{http_version} %{http_code}",
+        `${base()}${subscriptionsPath}`,
+      ]);
+      const [body, status] = stdout.split("\n");
+      expect(status, flag).toBe(`${version} 200`);
+      expect(JSON.parse(body as string).Subscriptions.length).toBeGreaterThan(0);
     }
   });
 
