@@ -15,7 +15,7 @@
  * one length-prefixed ServerCompatResponse on stdout (nothing else ever goes
  * to stdout: logs go to stderr); SIGTERM ends it.
  */
-import { readFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import {
   create,
   createFileRegistry,
@@ -36,8 +36,11 @@ import {
 } from "@connectrpc/connect";
 import { DEFAULT_TIMEOUTS } from "../../src/config";
 import type { Deps } from "../../src/deps";
+import type { ListenerTls } from "../../src/http/listener";
 import { createHttpServer } from "../../src/http/server";
+import { readTlsMaterial } from "../../src/http/tls";
 import { createLogger } from "../../src/log";
+import { makeCertificates } from "../support/tls-certs";
 
 const PKG = "connectrpc.conformance.v1";
 
@@ -77,6 +80,8 @@ type BidiStreamRequest = Message & {
 interface ServerCompatRequest {
   httpVersion: number;
   useTls: boolean;
+  /** PEM: when set, the server must require a client certificate it signed. */
+  clientTlsCert: Uint8Array;
   messageReceiveLimit: number;
 }
 
@@ -283,7 +288,23 @@ function readRequest(): ServerCompatRequest {
 
 async function main(): Promise<void> {
   const req = readRequest();
-  if (req.useTls) throw new Error("TLS is not served yet: the config declares it unsupported");
+  // TLS as the service serves it (TLS_CERT_FILE, TLS_KEY_FILE, TLS_CLIENT_CA_FILE): files
+  // made for this run; the runner trusts the CA it is given back as pem_cert.
+  let tls: ListenerTls | undefined;
+  let caPem: Buffer | undefined;
+  if (req.useTls) {
+    const certs = await makeCertificates();
+    certs.issue("server", "0x5005");
+    caPem = certs.ca;
+    const clientCaFile = req.clientTlsCert.length > 0 ? certs.file("client-ca.pem") : undefined;
+    if (clientCaFile) writeFileSync(clientCaFile, req.clientTlsCert);
+    const files = {
+      certFile: certs.file("server.pem"),
+      keyFile: certs.file("server.key"),
+      ...(clientCaFile ? { clientCaFile } : {}),
+    };
+    tls = { files, material: readTlsMaterial(files), reloadIntervalMs: 3_600_000 };
+  }
   const log = createLogger("warn", (line) => process.stderr.write(`${line}\n`));
   // The interceptors need only these of the service's dependencies for a public service.
   const deps = { log, now: () => new Date(), healthy: async () => true } as unknown as Deps;
@@ -296,12 +317,17 @@ async function main(): Promise<void> {
       publicServices: new Set([service.typeName]),
       jsonRegistry: registry,
       ...(req.messageReceiveLimit > 0 && { maxRequestBytes: req.messageReceiveLimit }),
+      tls,
     },
   );
   const address = await server.listen(0, "127.0.0.1");
   const body = toBinary(
     ServerCompatResponseDesc,
-    create(ServerCompatResponseDesc, { host: address.address, port: address.port }),
+    create(ServerCompatResponseDesc, {
+      host: address.address,
+      port: address.port,
+      ...(caPem ? { pemCert: caPem } : {}),
+    }),
   );
   const prefix = Buffer.alloc(4);
   prefix.writeUInt32BE(body.length);
