@@ -12,15 +12,19 @@ export const HEALTH_PATHS: ReadonlySet<string> = new Set(["/livez", "/readyz", "
 export interface HealthEndpoints {
   /** From now on /readyz answers 503 "stopping". */
   startDraining(): void;
+  /** What /readyz answers: true for 200 (not draining, MongoDB answers). */
+  ready(): Promise<boolean>;
   handle(req: NodeRequest, res: NodeResponse, path: string): Promise<void>;
 }
 
 export function createHealthEndpoints(databaseAnswers: () => Promise<boolean>): HealthEndpoints {
   let draining = false;
+  const ready = async () => !draining && (await databaseAnswers());
   return {
     startDraining() {
       draining = true;
     },
+    ready,
     async handle(req, res, path) {
       req.resume();
       if (req.method !== "GET" && req.method !== "HEAD") {
@@ -31,9 +35,9 @@ export function createHealthEndpoints(databaseAnswers: () => Promise<boolean>): 
         sendJson(res, 200, { status: "ok" });
         return;
       }
-      const ready = !draining && (await databaseAnswers());
-      sendJson(res, ready ? 200 : 503, {
-        status: ready ? "ok" : draining ? "stopping" : "database unavailable",
+      const answer = await ready();
+      sendJson(res, answer ? 200 : 503, {
+        status: answer ? "ok" : draining ? "stopping" : "database unavailable",
       });
     },
   };

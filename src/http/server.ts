@@ -98,6 +98,7 @@ export function createHttpServer(
   const cors = createCorsPolicy(options.corsAllowedOrigins);
   const observer = options.observer ?? createObserver(undefined, undefined);
   const health = createHealthEndpoints(deps.healthy);
+  observer.watchReadiness(health.ready);
   const docs = createDocsRoutes(
     (serverUrl) =>
       buildOpenApi(bridge.routes, { version: SERVICE_VERSION, comments: protoComments, serverUrl }),

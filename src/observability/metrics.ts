@@ -101,6 +101,8 @@ export interface Metrics {
    * command and collection, and the connection pool's state.
    */
   attachDatabase(client: MongoClient): void;
+  /** `docflow_ready`: what /readyz would answer (1 or 0), checked at each scrape. */
+  watchReadiness(check: () => Promise<boolean>): void;
   /** GET/HEAD /metrics: the Prometheus text format. */
   handle(req: NodeRequest, res: NodeResponse): Promise<void>;
 }
@@ -134,8 +136,21 @@ export function createMetrics(): Metrics {
     registers: [registry],
   });
   const attachDatabase = databaseMetrics(registry);
+  let readiness: (() => Promise<boolean>) | undefined;
+  // Not an OpenTelemetry convention (there is none for readiness): the service's own name.
+  new Gauge({
+    name: "docflow_ready",
+    help: "1 when the instance answers /readyz with 200 (MongoDB answers, not draining), else 0; checked at each scrape.",
+    registers: [registry],
+    async collect() {
+      if (readiness) this.set((await readiness()) ? 1 : 0);
+    },
+  });
   return {
     attachDatabase,
+    watchReadiness(check) {
+      readiness = check;
+    },
     requestStarted: () => active.inc(),
     requestEnded(labels, seconds) {
       active.dec();

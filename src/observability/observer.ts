@@ -87,6 +87,8 @@ export interface RequestObservation {
 export interface Observer {
   /** GET /metrics, when metrics are on. */
   metricsRoute(path: string): Metrics | undefined;
+  /** What /readyz would answer, read at each scrape (the readiness gauge). */
+  watchReadiness(check: () => Promise<boolean>): void;
   begin(req: NodeRequest, res: NodeResponse, path: string): RequestObservation;
 }
 
@@ -98,6 +100,7 @@ export function createObserver(
 ): Observer {
   return {
     metricsRoute: (path) => (path === METRICS_PATH ? metrics : undefined),
+    watchReadiness: (check) => metrics?.watchReadiness(check),
     begin(req, _res, path) {
       metrics?.requestStarted();
       const span = tracer?.start(req, path);

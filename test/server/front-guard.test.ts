@@ -95,6 +95,7 @@ const { createLogger } = await import("../../src/log");
 const base = createObserver(undefined, undefined);
 const observer: typeof base = {
   metricsRoute: base.metricsRoute,
+  watchReadiness: base.watchReadiness,
   begin(req, res, path) {
     const observed = base.begin(req, res, path);
     return {

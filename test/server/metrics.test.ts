@@ -19,7 +19,7 @@ import { createMetrics, DATABASE_BUCKETS, DURATION_BUCKETS } from "../../src/obs
 import { createObserver } from "../../src/observability/observer";
 import { MAX_REQUEST_BYTES } from "../../src/wire/body";
 import { authHeader, BOX, USERS } from "../support/fixture";
-import { callRpc, legacy, type RpcProtocol, useHarness } from "../support/harness";
+import { callRpc, legacy, type RpcProtocol, startHarness, useHarness } from "../support/harness";
 import { call, PROTOCOLS, type Protocol } from "../support/protocols";
 
 const metrics = createMetrics();
@@ -373,6 +373,7 @@ describe("GET /metrics", () => {
       "db_client_connection_wait_time_seconds",
       "db_client_connections_usage",
       "db_client_operation_duration_seconds",
+      "docflow_ready",
       "http_server_active_requests",
       "http_server_request_duration_seconds",
       "rpc_server_call_duration_seconds",
@@ -499,6 +500,27 @@ describe("database metrics (OpenTelemetry database conventions)", () => {
       db_client_connection_pool_name: pool,
     });
     expect(delta(before, samples, waits)).toBeGreaterThanOrEqual(8);
+  });
+});
+
+describe("readiness", () => {
+  it("docflow_ready is what /readyz answers: 1 while the database answers", async () => {
+    expect((await fetch(`${h.baseUrl}/readyz`)).status).toBe(200);
+    const { samples } = await scrape();
+    expect(samples.get("docflow_ready|")).toBe(1);
+  });
+  it("0 once the instance drains (as /readyz's 503)", async () => {
+    const own = await startHarness(undefined, undefined, undefined, {
+      observer: createObserver(createMetrics(), undefined),
+    });
+    try {
+      await own.server.drain(0);
+      expect((await fetch(`${own.baseUrl}/readyz`)).status).toBe(503);
+      const text = await (await fetch(`${own.baseUrl}/metrics`)).text();
+      expect(parse(text).get("docflow_ready|")).toBe(0);
+    } finally {
+      await own.close();
+    }
   });
 });
 
