@@ -108,19 +108,22 @@ interface StaticFile {
   readonly etag: string;
 }
 
-function staticFile(type: string, cacheControl: string, body: Buffer | string): StaticFile {
+function staticFile(
+  type: string,
+  cacheControl: string,
+  body: Buffer | string,
+  compressed = true,
+): StaticFile {
   const identity = Buffer.isBuffer(body) ? body : Buffer.from(body, "utf8");
-  const worth = identity.length >= COMPRESS_MIN_BYTES;
+  const worth = compressed && identity.length >= COMPRESS_MIN_BYTES;
   const coded: StaticFile["coded"] = worth
     ? { gzip: compress(identity, "gzip"), br: compress(identity, "br", 9) }
     : {};
   // Compression failures show up when the file is served; keep them from being unhandled meanwhile.
   for (const promise of Object.values(coded)) promise.catch(() => undefined);
-  return { type, cacheControl, identity, coded, etag: etagFor(identity) };
+  const etag = createHash("sha256").update(identity).digest("base64url").slice(0, 22);
+  return { type, cacheControl, identity, coded, etag };
 }
-
-const etagFor = (bytes: Buffer) =>
-  createHash("sha256").update(bytes).digest("base64url").slice(0, 22);
 
 /** Each representation has its own entity tag: the coding is part of it. */
 const etagOf = (file: StaticFile, coding: ContentCoding | undefined) =>
@@ -156,8 +159,13 @@ export function createDocsRoutes(
   const [before, after] = JSON.stringify(buildDocument(SERVER_URL_MARK), null, 2).split(
     JSON.stringify(SERVER_URL_MARK).slice(1, -1),
   ) as [string, string];
-  const documentFor = (serverUrl: string) =>
-    staticFile("application/json; charset=utf-8", "no-cache", `${before}${serverUrl}${after}`);
+  const documentFor = (serverUrl: string, compressed = true) =>
+    staticFile(
+      "application/json; charset=utf-8",
+      "no-cache",
+      `${before}${serverUrl}${after}`,
+      compressed,
+    );
   const fixed = options.publicUrl === undefined ? undefined : documentFor(options.publicUrl);
   const byAuthority = new Map<string, StaticFile>();
   /** The document for this request: PUBLIC_URL's, or its own authority's. */
@@ -170,14 +178,7 @@ export function createDocsRoutes(
     if (known) return known;
     if (byAuthority.size >= MAX_AUTHORITIES) {
       // A client inventing Host values gets its document, but no cached, compressed copy.
-      const text = Buffer.from(`${before}${key}${after}`, "utf8");
-      return {
-        type: "application/json; charset=utf-8",
-        cacheControl: "no-cache",
-        identity: text,
-        coded: {},
-        etag: etagFor(text),
-      };
+      return documentFor(key, false);
     }
     const file = documentFor(key);
     byAuthority.set(key, file);

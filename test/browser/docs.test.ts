@@ -4,7 +4,7 @@
  * nothing leaves the server's origin. Run by `npm run test:browser`.
  */
 import { mkdir } from "node:fs/promises";
-import type { Browser } from "playwright-core";
+import type { Browser, Locator, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { readTlsMaterial } from "../../src/http/tls";
 import { launchChromium } from "../support/browser";
@@ -22,6 +22,30 @@ afterAll(async () => {
   await browser?.close();
   await h?.close();
 });
+
+/**
+ * As a person does it on the page: Authorize with the whole ServiceAuth
+ * header value, open GetSubscriptions, Try it out, fill boxId and userId,
+ * Execute. Returns the operation and the status shown.
+ */
+async function executeGetSubscriptions(page: Page): Promise<{ op: Locator; status: string }> {
+  await page.click("button.authorize");
+  await page.fill(".modal-ux input[type=text]", authHeader("admin"));
+  await page.click(".modal-ux button.modal-btn.authorize");
+  await page.click(".modal-ux button.btn-done");
+  const op = page.locator("#operations-SubscriptionService-GetSubscriptions");
+  await op.locator(".opblock-summary").click();
+  const tryItOut = op.locator("button.try-out__btn");
+  if ((await tryItOut.count()) > 0 && (await tryItOut.innerText()).includes("Try it out")) {
+    await tryItOut.click();
+  }
+  await op.locator('tr[data-param-name="boxId"] input').fill(BOX);
+  await op.locator('tr[data-param-name="userId"] input').fill(USERS.clerk.userId);
+  await op.locator("button.execute").click();
+  const status = op.locator(".live-responses-table tr.response .response-col_status").first();
+  await status.waitFor({ timeout: 30_000 });
+  return { op, status: (await status.innerText()).trim() };
+}
 
 describe("GET /docs in a browser", () => {
   it("shows the operations and sends an authorized request; nothing leaves the origin", async () => {
@@ -50,25 +74,8 @@ describe("GET /docs in a browser", () => {
       ).resolves.toBe(1);
     }
 
-    // Authorize with the whole ServiceAuth header value.
-    await page.click("button.authorize");
-    await page.fill(".modal-ux input[type=text]", authHeader("admin"));
-    await page.click(".modal-ux button.modal-btn.authorize");
-    await page.click(".modal-ux button.btn-done");
-
-    // GetSubscriptions: fill the parameters, execute.
-    const op = page.locator("#operations-SubscriptionService-GetSubscriptions");
-    await op.locator(".opblock-summary").click();
-    const tryItOut = op.locator("button.try-out__btn");
-    if ((await tryItOut.count()) > 0 && (await tryItOut.innerText()).includes("Try it out")) {
-      await tryItOut.click();
-    }
-    await op.locator('tr[data-param-name="boxId"] input').fill(BOX);
-    await op.locator('tr[data-param-name="userId"] input').fill(USERS.clerk.userId);
-    await op.locator("button.execute").click();
-    const status = op.locator(".live-responses-table tr.response .response-col_status").first();
-    await status.waitFor({ timeout: 30_000 });
-    expect((await status.innerText()).trim()).toBe("200");
+    const { op, status } = await executeGetSubscriptions(page);
+    expect(status).toBe("200");
     expect(await op.locator(".live-responses-table").innerText()).toContain(
       '"IsSubscribed": "false"',
     );
@@ -107,22 +114,8 @@ describe("GET /docs over TLS (HTTP/2 by ALPN)", () => {
       );
       expect(protocol).toBe("h2");
       await page.waitForSelector(".opblock", { timeout: 30_000 });
-      await page.click("button.authorize");
-      await page.fill(".modal-ux input[type=text]", authHeader("admin"));
-      await page.click(".modal-ux button.modal-btn.authorize");
-      await page.click(".modal-ux button.btn-done");
-      const op = page.locator("#operations-SubscriptionService-GetSubscriptions");
-      await op.locator(".opblock-summary").click();
-      const tryItOut = op.locator("button.try-out__btn");
-      if ((await tryItOut.count()) > 0 && (await tryItOut.innerText()).includes("Try it out")) {
-        await tryItOut.click();
-      }
-      await op.locator('tr[data-param-name="boxId"] input').fill(BOX);
-      await op.locator('tr[data-param-name="userId"] input').fill(USERS.clerk.userId);
-      await op.locator("button.execute").click();
-      const status = op.locator(".live-responses-table tr.response .response-col_status").first();
-      await status.waitFor({ timeout: 30_000 });
-      expect((await status.innerText()).trim()).toBe("200");
+      const { op, status } = await executeGetSubscriptions(page);
+      expect(status).toBe("200");
       // The document named the https origin: the request went there.
       expect(await op.locator(".request-url").innerText()).toContain(origin);
     } finally {

@@ -17,46 +17,16 @@ if [ ! -x "$venv/bin/schemathesis" ]; then
 fi
 "$venv/bin/pip" install -q --disable-pip-version-check -r test/fuzz/requirements.txt
 
+# shellcheck source=../support/service.sh
+. test/support/service.sh
 log="$out/service.log"
-# The embedded database and the demo data (src/fixtures/demo.ts), whatever the caller's environment says.
-env -u MONGODB_URI -u MONGODB_DB -u SEED_FILE HOST=127.0.0.1 PORT=0 LOG_LEVEL=warn \
-  node_modules/.bin/tsx src/main.ts > "$log" 2>&1 &
-pid=$!
-
-stop() {
-  if kill -0 "$pid" 2> /dev/null; then
-    kill -TERM "$pid" 2> /dev/null || true
-    for _ in $(seq 100); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2> /dev/null || true
-  fi
-  wait "$pid" 2> /dev/null || true
-  # The embedded engine outlives a killed parent: stop it by its pid if it is still there.
-  local db
-  db=$(grep -o '"embeddedPid":[0-9]*' "$log" | head -n 1 | cut -d: -f2 || true)
-  if [ -n "$db" ] && kill -0 "$db" 2> /dev/null; then kill -TERM "$db" 2> /dev/null || true; fi
-}
-trap stop EXIT
-
-port=""
-for _ in $(seq 300); do
-  port=$(sed -n 's|.*is listening on http://127\.0\.0\.1:\([0-9][0-9]*\).*|\1|p' "$log" | head -n 1)
-  [ -n "$port" ] && break
-  kill -0 "$pid" 2> /dev/null || { cat "$log" >&2; echo "the service did not start" >&2; exit 1; }
-  sleep 0.1
-done
-[ -n "$port" ] || { cat "$log" >&2; echo "the service did not start within 30 s" >&2; exit 1; }
-base="http://127.0.0.1:$port"
+start_service "$log" LOG_LEVEL=warn node_modules/.bin/tsx src/main.ts
 curl -sf "$base/healthz" > /dev/null
 
 status=0
 "$venv/bin/schemathesis" --config-file test/fuzz/schemathesis.toml run "$base/openapi.json" \
   --report junit --report-junit-path "$out/junit.xml" || status=$?
 
-stop
-trap - EXIT
-if grep -q '"level":"error"' "$log"; then
-  echo "the service logged errors during the fuzz run ($log):" >&2
-  grep '"level":"error"' "$log" | head -n 20 >&2
-  status=1
-fi
+stop_service
+service_errors "$log" "the fuzz run" || status=1
 exit "$status"

@@ -5,8 +5,8 @@
 #
 # 1. openapi-generator-cli (pinned below) from Maven Central, into .cache/ (ignored).
 # 2. The service as `npm start` runs it (dist/main.js on the project's Node 24), on
-#    a free port with the embedded database and the demo data; the port is read
-#    from its JSON log ("msg":"listening").
+#    a free port with the embedded database and the demo data (test/support/service.sh:
+#    the port is read from its banner, the service stopped on exit).
 # 3. /openapi.json of that service, into .gen/ (ignored, made anew every run).
 # 4. `validate`, then `generate -g python` and `-g typescript-fetch`; the
 #    generator's output goes to .gen/generator-*.log and its WARN lines are printed.
@@ -41,33 +41,9 @@ rm -rf "$gen"
 mkdir -p "$gen"
 npm run -s build
 log="$gen/service.log"
-# The embedded database and the demo data (src/fixtures/demo.ts), whatever the caller's environment says.
-env -u MONGODB_URI -u MONGODB_DB -u SEED_FILE HOST=127.0.0.1 PORT=0 LOG_LEVEL=info \
-  "$bin/node" --enable-source-maps dist/main.js > "$log" 2>&1 &
-pid=$!
-
-stop() {
-  if kill -0 "$pid" 2> /dev/null; then
-    kill -TERM "$pid" 2> /dev/null || true
-    for _ in $(seq 100); do kill -0 "$pid" 2> /dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2> /dev/null || true
-  fi
-  wait "$pid" 2> /dev/null || true
-  # The embedded engine outlives a killed parent: stop it by its pid if it is still there.
-  local db
-  db=$(grep -o '"embeddedPid":[0-9]*' "$log" | head -n 1 | cut -d: -f2 || true)
-  if [ -n "$db" ] && kill -0 "$db" 2> /dev/null; then kill -TERM "$db" 2> /dev/null || true; fi
-}
-trap stop EXIT
-
-base=""
-for _ in $(seq 300); do
-  base=$(sed -n 's|^{.*"msg":"listening".*"url":"\(http://127\.0\.0\.1:[0-9][0-9]*\)".*|\1|p' "$log" | head -n 1)
-  [ -n "$base" ] && break
-  kill -0 "$pid" 2> /dev/null || { cat "$log" >&2; echo "the service did not start" >&2; exit 1; }
-  sleep 0.1
-done
-[ -n "$base" ] || { cat "$log" >&2; echo "the service did not start within 30 s" >&2; exit 1; }
+# shellcheck source=../../support/service.sh
+. "$root/test/support/service.sh"
+start_service "$log" LOG_LEVEL=info "$bin/node" --enable-source-maps dist/main.js
 echo "service: $base"
 
 # 3. The document as the service publishes it.
@@ -110,11 +86,6 @@ DOCFLOW_URL="$base" "$venv/bin/python" -m pytest -q -p no:cacheprovider "$here/t
 "$bin/tsc" -p "$here/tsconfig.json" || status=1
 DOCFLOW_URL="$base" "$bin/node" --import tsx "$here/openapi-typescript.ts" || status=1
 
-stop
-trap - EXIT
-if grep -q '"level":"error"' "$log"; then
-  echo "the service logged errors ($log):" >&2
-  grep '"level":"error"' "$log" | head -n 20 >&2
-  status=1
-fi
+stop_service
+service_errors "$log" "the interop run" || status=1
 exit "$status"
