@@ -115,14 +115,7 @@ export function createListener(
       // do (RST_STREAM NO_ERROR); otherwise it would stay open, in flight, until
       // the request timeout. Node's compatibility layer always asks for trailers.
       const { stream } = req as http2.Http2ServerRequest;
-      stream.once("wantTrailers", () =>
-        setImmediate(() => {
-          if (req.complete || stream.closed) return;
-          stream.close(http2.constants.NGHTTP2_NO_ERROR);
-          // The unread rest of the body would hold the stream open: drop it.
-          stream.destroy();
-        }),
-      );
+      stream.once("wantTrailers", () => setImmediate(resetWhenSent, stream, req, 0));
     }
     res.once("close", () => {
       inFlight--;
@@ -285,4 +278,27 @@ export function createListener(
       await tcpClosed;
     },
   };
+}
+
+/** How long an answered stream whose END_STREAM is not yet out waits before it is reset anyway. */
+const RESET_WAIT_MS = 1_000;
+const RESET_POLL_MS = 5;
+
+/**
+ * Resets (RST_STREAM NO_ERROR) a stream answered before its request body all
+ * arrived, once the frame that ends the answer has left nghttp2. Without
+ * trailers (Connect, gRPC-Web) that frame is an empty DATA frame, which
+ * nghttp2 queues behind control frames: a reset submitted sooner can reach
+ * the peer first, and the peer then loses the answer (seen over TLS, where
+ * the socket pushes back).
+ */
+function resetWhenSent(stream: http2.ServerHttp2Stream, req: NodeRequest, waitedMs: number): void {
+  if (req.complete || stream.closed || stream.destroyed) return;
+  if (!stream.state.localClose && waitedMs < RESET_WAIT_MS) {
+    setTimeout(resetWhenSent, RESET_POLL_MS, stream, req, waitedMs + RESET_POLL_MS).unref();
+    return;
+  }
+  stream.close(http2.constants.NGHTTP2_NO_ERROR);
+  // The unread rest of the body would hold the stream open: drop it.
+  stream.destroy();
 }

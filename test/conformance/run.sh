@@ -22,8 +22,17 @@ if [ ! -s "$OUT/image.binpb" ] || [ "$(cat "$OUT/image.version" 2>/dev/null)" !=
   echo "$VERSION" > "$OUT/image.version"
 fi
 
+# The servers' JSON logs go to a file; their stderr (what Node says if one dies) stays here.
+export CONFORMANCE_LOG="$PWD/$OUT/server.log"
+: > "$CONFORMANCE_LOG"
 # One call that never ends stalls the runner, which has no limit of its own.
+status=0
 timeout --kill-after=15 "${CONFORMANCE_TIMEOUT_S:-1200}" "$OUT/bin/connectconformance" \
   --mode server --conf test/conformance/config.yaml \
   --known-failing @test/conformance/known-failing.txt \
-  "$@" -- tsx test/conformance/server.ts
+  "$@" -- tsx test/conformance/server.ts || status=$?
+if [ "$status" -ne 0 ]; then
+  echo "conformance failed (exit $status); the servers' log: $CONFORMANCE_LOG ($(wc -l < "$CONFORMANCE_LOG") lines), its last lines other than the suite's own error cases:" >&2
+  grep -v '"msg":"unexpected error"' "$CONFORMANCE_LOG" | tail -n 20 >&2 || true
+fi
+exit "$status"

@@ -15,7 +15,7 @@
  * one length-prefixed ServerCompatResponse on stdout (nothing else ever goes
  * to stdout: logs go to stderr); SIGTERM ends it.
  */
-import { readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, readFileSync, writeFileSync } from "node:fs";
 import {
   create,
   createFileRegistry,
@@ -305,7 +305,12 @@ async function main(): Promise<void> {
     };
     tls = { files, material: readTlsMaterial(files), reloadIntervalMs: 3_600_000 };
   }
-  const log = createLogger("warn", (line) => process.stderr.write(`${line}\n`));
+  // The log goes to a file (CONFORMANCE_LOG, set by run.sh): the suite's error cases log
+  // thousands of lines, which would bury anything Node itself says on stderr.
+  const logFile = process.env.CONFORMANCE_LOG;
+  const log = createLogger("warn", (line) =>
+    logFile ? appendFileSync(logFile, `${line}\n`) : process.stderr.write(`${line}\n`),
+  );
   // The interceptors need only these of the service's dependencies for a public service.
   const deps = { log, now: () => new Date(), healthy: async () => true } as unknown as Deps;
   const server = createHttpServer(

@@ -121,6 +121,53 @@ describe("TLS on the one port", () => {
     }
   });
 
+  it("an answer sent before the request body has arrived reaches the client whole; then the stream is reset with NO_ERROR", async () => {
+    // A Connect call declaring a body past the limit is answered at once; its answer has
+    // no trailers, so it ends with an empty DATA frame, which the reset must not overtake
+    // (the Connect conformance suite lost such answers over TLS). 40 at once, so that the
+    // TLS socket pushes back.
+    const session = http2.connect(base(), { ca });
+    session.on("error", () => undefined);
+    try {
+      const one = () =>
+        new Promise<{ status: unknown; body: string; rstCode: number | undefined }>(
+          (resolve, reject) => {
+            const req = session.request({
+              ":method": "POST",
+              ":path": `/${SubscriptionService.typeName}/GetSubscriptions`,
+              "content-type": "application/proto",
+              "content-length": String(2 * 1024 * 1024),
+              authorization: authHeader("admin"),
+            });
+            let status: unknown;
+            const chunks: Buffer[] = [];
+            req.on("response", (headers) => {
+              status = headers[":status"];
+            });
+            req.on("data", (chunk: Buffer) => chunks.push(chunk));
+            req.on("error", reject);
+            req.on("close", () =>
+              resolve({
+                status,
+                body: Buffer.concat(chunks).toString("utf8"),
+                rstCode: req.rstCode,
+              }),
+            );
+            // The start of the body, never its end.
+            req.write(Buffer.alloc(16 * 1024));
+          },
+        );
+      const answers = await Promise.all(Array.from({ length: 40 }, one));
+      for (const answer of answers) {
+        expect(answer.status).toBe(429);
+        expect(JSON.parse(answer.body)).toMatchObject({ code: "resource_exhausted" });
+        expect(answer.rstCode).toBe(http2.constants.NGHTTP2_NO_ERROR);
+      }
+    } finally {
+      session.close();
+    }
+  });
+
   it("curl over HTTP/1.1 and HTTP/2, trusting the CA", async () => {
     for (const [flag, version] of [
       ["--http1.1", "1.1"],
