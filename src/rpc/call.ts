@@ -257,9 +257,14 @@ export function callStream(
 
 type AnyFn = (req: UnaryRequest | StreamRequest) => Promise<UnaryResponse | StreamResponse>;
 
-/** `promise`, or the signal's reason as soon as it aborts. */
+/**
+ * `promise`, or the signal's reason as soon as it aborts. A promise given up
+ * on still gets a handler: the implementation it waits on fails too, often
+ * with the same reason, and an unhandled rejection would stop the process.
+ */
 function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted && signal.reason !== SHUTDOWN) {
+    promise.catch(ignore);
     return Promise.reject(asConnectError(signal.reason));
   }
   return new Promise((resolve, reject) => {
@@ -279,6 +284,8 @@ function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
     );
   });
 }
+
+const ignore = () => undefined;
 
 /** The interceptors around `last`, the first of the list outermost (as connect-es applies them). */
 function chain(interceptors: readonly Interceptor[], last: AnyFn): AnyFn {
