@@ -15,6 +15,7 @@ const ARCHITECTURE_DOC = new URL("../../docs/architecture.md", import.meta.url).
 const ROOMS: Record<string, { readonly files: RegExp; readonly mayImport: readonly string[] }> = {
   domain: { files: /^domain\//, mayImport: [] },
   base: { files: /^(env|log|version)\.ts$/, mayImport: [] },
+  transcoder: { files: /^transcoder\//, mayImport: [] },
   wire: { files: /^wire\//, mayImport: ["domain", "gen"] },
   storage: { files: /^storage\//, mayImport: ["domain"] },
   auth: { files: /^auth\//, mayImport: ["domain", "base"] },
@@ -38,6 +39,7 @@ const ROOMS: Record<string, { readonly files: RegExp; readonly mayImport: readon
       "observability",
       "config",
       "gen",
+      "transcoder",
     ],
   },
   main: { files: /^main\.ts$/, mayImport: ["*"] },
@@ -120,6 +122,21 @@ describe("the rooms of src/ import downwards only", () => {
       Object.entries(ROOMS).map(([room, { mayImport }]) => [room, [...mayImport].sort()]),
     );
     expect(documented).toEqual(code);
+  });
+
+  it("the transcoder knows nothing of the service: of packages, only @bufbuild/protobuf and @connectrpc/connect", () => {
+    const packages = new Set<string>();
+    for (const file of sources(join(SRC, "transcoder"))) {
+      const text = readFileSync(file, "utf8");
+      for (const m of text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+"([^".][^"]*)"/gms)) {
+        packages.add(m[1] as string);
+      }
+    }
+    const outside = [...packages].filter(
+      (p) => !/^@bufbuild\/protobuf(\/|$)/.test(p) && !/^@connectrpc\/connect$/.test(p),
+    );
+    expect(packages.size).toBeGreaterThan(0);
+    expect(outside).toEqual([]);
   });
 
   it("the test reads imports: a file that imports upwards is caught", () => {

@@ -1,0 +1,126 @@
+/**
+ * The transcoder: the `google.api.http` rules of any set of methods compiled
+ * into one route table at start-up (rules.ts, route-table.ts), each binding
+ * served by the profile the host chose for it (json-profile.ts is the
+ * spec's; a host may bring its own), every call run in process by the
+ * host's invoker: its implementations, its interceptors.
+ *
+ * It imports only @bufbuild/protobuf and @connectrpc/connect, and nothing
+ * of the service around it (test/unit/architecture.test.ts says so).
+ */
+import type { DescMethod } from "@bufbuild/protobuf";
+import { Code, ConnectError, createContextKey } from "@connectrpc/connect";
+import { DecodeFailure, type Exchange, type Invoker } from "./exchange";
+import type { Profile } from "./json-profile";
+import {
+  type BoundVariable,
+  createRouteTable,
+  type Match,
+  type RouteTableOptions,
+} from "./route-table";
+import { type Binding, bindingsOf, type HttpRuleLike } from "./rules";
+
+export interface TranscoderOptions extends RouteTableOptions {
+  /** The rule of a method, or undefined when it has none (the generated `http` extension, read with getOption). */
+  readonly ruleOf: (method: DescMethod) => HttpRuleLike | undefined;
+  /** The profile each method's bindings are served with. */
+  readonly profileOf: (method: DescMethod) => Profile;
+}
+
+/**
+ * The binding a call came through, for an implementation that wants it (a
+ * host's invoker puts it in the call's context values); undefined for a call
+ * that came another way.
+ */
+export const httpBindingKey = createContextKey<Binding<Profile> | undefined>(undefined, {
+  description: "the google.api.http binding a call came through",
+});
+
+export type TranscoderMatch =
+  | {
+      readonly kind: "found";
+      readonly binding: Binding<Profile>;
+      readonly variables: readonly BoundVariable[];
+    }
+  | Exclude<Match<unknown>, { kind: "found" }>;
+
+export interface Transcoder {
+  readonly bindings: readonly Binding<Profile>[];
+  /** The binding of a request, by HTTP method and raw path (no query). */
+  match(httpMethod: string, rawPath: string): TranscoderMatch;
+  /** Serves a matched request: decode, call, answer (or the error). */
+  serve<C>(
+    found: { readonly binding: Binding<Profile>; readonly variables: readonly BoundVariable[] },
+    query: string,
+    exchange: Exchange,
+    invoker: Invoker<C>,
+    call: C,
+  ): Promise<void>;
+}
+
+/** Compiles the rules of `methods`; throws (naming the methods) on any rule it cannot serve. */
+export function createTranscoder(
+  methods: Iterable<DescMethod>,
+  options: TranscoderOptions,
+): Transcoder {
+  const table = createRouteTable<Binding<Profile>>(options);
+  const bindings: Binding<Profile>[] = [];
+  for (const method of methods) {
+    const rule = options.ruleOf(method);
+    if (!rule) continue;
+    const profile = options.profileOf(method);
+    for (const binding of bindingsOf(method, rule, profile)) {
+      table.add({
+        httpMethod: binding.httpMethod,
+        template: binding.template,
+        caseInsensitive: profile.caseInsensitivePaths,
+        name: binding.name,
+        value: binding,
+      });
+      bindings.push(binding);
+    }
+  }
+  return {
+    bindings,
+    match(httpMethod, rawPath) {
+      const found = table.match(httpMethod, rawPath);
+      return found.kind === "found"
+        ? { kind: "found", binding: found.binding.value, variables: found.variables }
+        : found;
+    },
+    async serve(found, query, exchange, invoker, call) {
+      const { binding, variables } = found;
+      const { profile, method } = binding;
+      let input: Awaited<ReturnType<Profile["decode"]>> | DecodeFailure;
+      try {
+        input = await profile.decode(binding, variables, query, exchange);
+      } catch (error) {
+        if (exchange.closed) return;
+        input = new DecodeFailure(
+          error instanceof ConnectError
+            ? error
+            : new ConnectError(
+                "the request cannot be read",
+                Code.Internal,
+                undefined,
+                undefined,
+                error,
+              ),
+        );
+      }
+      if (method.methodKind === "server_streaming") {
+        await profile.answerStream(
+          binding,
+          exchange,
+          invoker.serverStream(method, input, call),
+          query,
+        );
+        return;
+      }
+      const result = await invoker.unary(method, input, call);
+      if (exchange.closed) return;
+      if (result.error) await profile.fail(exchange, result.error);
+      else await profile.answer(binding, exchange, result.output, query);
+    },
+  };
+}
