@@ -9,8 +9,9 @@
  * that is main.ts's job.
  */
 import type { AddressInfo } from "node:net";
-import type { Registry } from "@bufbuild/protobuf";
+import { type DescMethod, getOption, hasOption, type Registry } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
+import { http } from "../../gen/google/api/annotations_pb";
 import { protoComments } from "../../gen/proto-comments";
 import type { Timeouts } from "../config";
 import type { Deps } from "../deps";
@@ -27,16 +28,20 @@ import {
 import { classify, grpcFamily } from "../protocols/classify";
 import { SHUTDOWN } from "../rpc/call";
 import { createPipeline, type MethodRoute, type Pipeline } from "../rpc/pipeline";
+import { createJsonProfile, type Profile } from "../transcoder/json-profile";
+import { createTranscoder, type Transcoder } from "../transcoder/transcoder";
 import { SERVICE_VERSION } from "../version";
 import { MAX_REQUEST_BYTES } from "../wire/body";
-import { legacyError } from "../wire/errors";
+import { CODES, legacyError } from "../wire/errors";
 import type { NodeRequest, NodeResponse } from "../wire/http";
+import { clientGone } from "../wire/http";
 import { sendError, sendMethodNotAllowed } from "../wire/plain";
 import { type CorsPolicy, createCorsPolicy } from "./cors";
 import { createDocsRoutes, type DemoCredential } from "./docs";
 import { beginRequest, type FrontRequest, guarded, MAX_SHOWN_PATH } from "./front";
 import { createHealthEndpoints, HEALTH_PATHS } from "./health";
 import { createListener, type ListenerTls } from "./listener";
+import { exchangeOf, pipelineInvoker } from "./transcoding";
 
 export interface HttpServer {
   listen(port: number, host: string): Promise<AddressInfo>;
@@ -68,12 +73,18 @@ export interface HttpServerOptions {
   readonly demoCredentials?: readonly DemoCredential[];
   /** TLS on the port; absent: cleartext. */
   readonly tls?: ListenerTls;
+  /**
+   * Methods whose `google.api.http` rules the transcoder serves by the spec
+   * (src/transcoder, the JSON profile); the others' rules are the legacy
+   * paths. Default: none (every rule of ours is a legacy path).
+   */
+  readonly transcoded?: (method: DescMethod) => boolean;
 }
 
 /** One entry of the route table: what it serves, and how. */
 interface Route {
   /** The declared route (for logs and metrics), when this entry serves `front.path`. */
-  match(front: FrontRequest): string | undefined;
+  match(front: FrontRequest, req: NodeRequest): string | undefined;
   serve(req: NodeRequest, res: NodeResponse, front: FrontRequest): Promise<void> | void;
 }
 
@@ -94,7 +105,21 @@ export function createHttpServer(
     shutdownSignal: shutdown.signal,
     maxRequestBytes: options.maxRequestBytes ?? MAX_REQUEST_BYTES,
   };
-  const bridge = createLegacyBridge(pipeline);
+  const jsonProfile = createJsonProfile({
+    registry: options.jsonRegistry,
+    statusOf: (error) => CODES[error.code].connectStatus,
+  });
+  const transcoded = options.transcoded ?? (() => false);
+  const bridge = createLegacyBridge(pipeline, transcoded);
+  const transcoder = createTranscoder(
+    [...pipeline.routes.values()].map((r) => r.method).filter(transcoded),
+    {
+      ruleOf: (method) => (hasOption(method, http) ? getOption(method, http) : undefined),
+      profileOf: () => jsonProfile,
+      // Google's Go REST client sends a "/" inside a one-segment variable raw (docs/transcoding.md).
+      slashInSingleSegmentVariables: true,
+    },
+  );
   const cors = createCorsPolicy(options.corsAllowedOrigins);
   const observer = options.observer ?? createObserver(undefined, undefined);
   const health = createHealthEndpoints(deps.healthy);
@@ -120,12 +145,13 @@ export function createHttpServer(
       serve: (req, res, front) => docs.handle(req, res, front.path),
     },
     legacyRoute(bridge, cors),
+    transcodedRoute(transcoder, jsonProfile, pipeline, serving, cors),
   ];
 
   const onRequest = guarded(deps.log, async (req, res) => {
     const front = beginRequest(req, res, observer, deps.log);
     for (const route of table) {
-      const declared = route.match(front);
+      const declared = route.match(front, req);
       if (declared !== undefined) {
         front.route = declared;
         await front.observed.run(() => route.serve(req, res, front));
@@ -186,6 +212,53 @@ function legacyRoute(bridge: LegacyBridge, cors: CorsPolicy): Route {
       // The pipeline's outermost interceptor names the method the verb chose.
       const call = front.call("docflow_legacy", UNKNOWN_RPC_METHOD, "legacy");
       await bridge.serve(req, res, candidates, front.query, call);
+    },
+  };
+}
+
+/** The transcoder's bindings (src/transcoder): CORS, then the binding the method and path pick. */
+function transcodedRoute(
+  transcoder: Transcoder,
+  profile: Profile,
+  pipeline: Pipeline,
+  serving: ServeOptions,
+  cors: CorsPolicy,
+): Route {
+  const invoker = pipelineInvoker(pipeline, serving.shutdownSignal);
+  const matchOf = (req: NodeRequest, front: FrontRequest) =>
+    transcoder.bindings.length === 0
+      ? undefined
+      : transcoder.match(req.method ?? "GET", front.path);
+  const matched = new WeakMap<FrontRequest, ReturnType<Transcoder["match"]>>();
+  return {
+    match(front, req) {
+      const found = matchOf(req, front);
+      if (!found || found.kind === "not-found") return undefined;
+      matched.set(front, found);
+      return found.kind === "found" ? found.binding.template.source : front.path;
+    },
+    async serve(req, res, front) {
+      const found = matched.get(front);
+      if (cors.handle(req, res) || !found || found.kind === "not-found") return;
+      const signal = clientGone(res);
+      const exchange = exchangeOf(req, res, serving.maxRequestBytes, signal);
+      if (found.kind === "method-not-allowed") {
+        await profile.methodNotAllowed(exchange, found.allowed);
+        return;
+      }
+      const { binding } = found;
+      const call = front.call(
+        "http_json",
+        `${binding.method.parent.typeName}/${binding.method.name}`,
+        "http",
+      );
+      await transcoder.serve(found, front.query, exchange, invoker, {
+        req,
+        front: call,
+        signal,
+        path: front.path,
+        binding,
+      });
     },
   };
 }

@@ -6,7 +6,7 @@
  * and back. The answer is written as legacy protobuf or JSON, an error as
  * the legacy status with X-Service-ErrorCode.
  */
-import type { DescMessage, Message } from "@bufbuild/protobuf";
+import type { DescMessage, DescMethod, Message } from "@bufbuild/protobuf";
 import { toBinary } from "@bufbuild/protobuf";
 import type { ConnectError } from "@connectrpc/connect";
 import type { FrontCall } from "../protocols/adapter";
@@ -42,9 +42,13 @@ export interface LegacyBridge {
   ): Promise<void>;
 }
 
-export function createLegacyBridge(pipeline: Pipeline): LegacyBridge {
+/** The bridge of the pipeline's methods with a rule, but those `elsewhere` says another serves. */
+export function createLegacyBridge(
+  pipeline: Pipeline,
+  elsewhere: (method: DescMethod) => boolean = () => false,
+): LegacyBridge {
   const routes: BoundRoute[] = legacyRoutesOf(
-    [...pipeline.routes.values()].map((r) => r.method),
+    [...pipeline.routes.values()].map((r) => r.method).filter((m) => !elsewhere(m)),
   ).map((route) => {
     const call = pipeline.route(route.method);
     if (call?.spec.kind !== "unary")

@@ -18,7 +18,8 @@ import { knownMethod, METRICS_PATH, type Metrics, protocolVersion } from "./metr
  * and `docflow_legacy` for the legacy HTTP bridge (our own value: it is none
  * of the registered systems, and it runs the same RPC).
  */
-export type RpcSystem = "grpc" | "connectrpc" | "docflow_legacy";
+/** How a call came: gRPC (and gRPC-Web), Connect, a legacy path, or a binding of the transcoder. */
+export type RpcSystem = "grpc" | "connectrpc" | "docflow_legacy" | "http_json";
 
 /** `rpc.method` of a gRPC/Connect call to a method this service does not serve (never the path itself). */
 export const UNKNOWN_RPC_METHOD = "_OTHER";

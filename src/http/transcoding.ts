@@ -1,0 +1,150 @@
+/**
+ * The transcoder (src/transcoder) on our front door: a Node request as its
+ * Exchange (the body read by wire/body.ts with the size limit and
+ * Content-Encoding, answers compressed by Accept-Encoding), and the pipeline
+ * as its Invoker (callUnary, callStream: the interceptors every protocol
+ * runs).
+ */
+import type { DescMethod, Message } from "@bufbuild/protobuf";
+import { Code, ConnectError } from "@connectrpc/connect";
+import type { FrontCall } from "../protocols/adapter";
+import { callStream, callUnary, Undecodable } from "../rpc/call";
+import type { Pipeline } from "../rpc/pipeline";
+import { DecodeFailure, type Exchange, type Invoker } from "../transcoder/exchange";
+import type { Profile } from "../transcoder/json-profile";
+import type { Binding } from "../transcoder/rules";
+import { httpBindingKey } from "../transcoder/transcoder";
+import { readBody } from "../wire/body";
+import {
+  BodyDecodingError,
+  COMPRESS_MIN_BYTES,
+  compress,
+  decodeBody,
+  negotiateCoding,
+} from "../wire/compression";
+import { type NodeRequest, type NodeResponse, requestHeaders, writeChunk } from "../wire/http";
+
+/** What a transcoded call carries to the pipeline. */
+export interface TranscodedCall {
+  readonly req: NodeRequest;
+  readonly front: FrontCall;
+  readonly signal: AbortSignal;
+  readonly path: string;
+  readonly binding: Binding<Profile>;
+}
+
+export function exchangeOf(
+  req: NodeRequest,
+  res: NodeResponse,
+  maxBytes: number,
+  signal: AbortSignal,
+): Exchange {
+  const send = async (status: number, headers: Record<string, string>, body: Uint8Array) => {
+    if (res.destroyed) return;
+    res.statusCode = status;
+    for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+    let out = body;
+    const coding =
+      out.length >= COMPRESS_MIN_BYTES
+        ? negotiateCoding(req.headers["accept-encoding"])
+        : undefined;
+    if (coding) {
+      out = await compress(out, coding);
+      res.setHeader("content-encoding", coding);
+    }
+    res.setHeader("vary", "Accept, Accept-Encoding");
+    res.setHeader("content-length", String(out.length));
+    res.end(out);
+  };
+  return {
+    httpMethod: req.method ?? "GET",
+    header: (name) => {
+      const value = req.headers[name];
+      return Array.isArray(value) ? value.join(", ") : value;
+    },
+    get requestHeaders() {
+      return requestHeaders(req);
+    },
+    async readBody() {
+      const read = await readBody(req, maxBytes);
+      if (read.kind === "too-large") {
+        throw new ConnectError(
+          `the request body is larger than ${maxBytes} bytes`,
+          Code.ResourceExhausted,
+        );
+      }
+      if (read.kind === "closed")
+        throw new ConnectError("the client closed the request", Code.Canceled);
+      try {
+        return await decodeBody(read.bytes, req.headers["content-encoding"], maxBytes);
+      } catch (error) {
+        if (!(error instanceof BodyDecodingError)) throw error;
+        throw new ConnectError(
+          error.message,
+          error.kind === "too-large" ? Code.ResourceExhausted : Code.InvalidArgument,
+        );
+      }
+    },
+    skipBody: () => {
+      req.resume();
+    },
+    signal,
+    respond: send,
+    startStream(status, headers) {
+      res.statusCode = status;
+      for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+      res.setHeader("cache-control", "no-cache");
+      return {
+        async write(chunk) {
+          if (res.destroyed) return;
+          if (!writeChunk(res, chunk))
+            await new Promise((resolve) => res.once("drain", resolve).once("close", resolve));
+        },
+        end: () => {
+          if (!res.destroyed) res.end();
+        },
+      };
+    },
+    get closed() {
+      return res.destroyed || res.writableEnded;
+    },
+  };
+}
+
+/** The pipeline as the transcoder's invoker. */
+export function pipelineInvoker(
+  pipeline: Pipeline,
+  shutdownSignal: AbortSignal,
+): Invoker<TranscodedCall> {
+  const initOf = (method: DescMethod, call: TranscodedCall) => {
+    const route = pipeline.route(method);
+    if (!route) throw new Error(`${method.name} is not served`);
+    return {
+      route,
+      protocolName: "http",
+      requestMethod: call.req.method ?? "GET",
+      url: call.path,
+      timeoutMs: undefined,
+      requestHeader: requestHeaders(call.req),
+      requestSignal: call.signal,
+      values: call.front.values.set(httpBindingKey, call.binding),
+    };
+  };
+  const inputOf = (input: Message | DecodeFailure) =>
+    input instanceof DecodeFailure ? new Undecodable(input.reason) : input;
+  return {
+    async unary(method, input, call) {
+      const outcome = await callUnary(pipeline.interceptors, initOf(method, call), inputOf(input));
+      return outcome.error ? { error: outcome.error } : { output: outcome.output };
+    },
+    serverStream(method, input, call) {
+      const decoded = inputOf(input);
+      const inputs = (async function* () {
+        if (decoded instanceof Undecodable) throw decoded.reason;
+        yield decoded;
+      })();
+      return callStream(pipeline.interceptors, shutdownSignal, initOf(method, call), inputs)
+        .outputs;
+    },
+  };
+}
