@@ -129,7 +129,9 @@ export function guarded(
 ): (req: NodeRequest, res: NodeResponse) => void {
   return (req, res) => {
     const fail = (error: unknown) => {
-      if (res.destroyed || req.destroyed) return;
+      // Not req.destroyed: a request whose body was read to its end is destroyed too
+      // (autoDestroy), and its client still waits for an answer.
+      if (res.destroyed || res.writableEnded) return;
       try {
         const requestId = res.getHeader("x-request-id");
         log.error("request failed", {

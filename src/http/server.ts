@@ -9,14 +9,14 @@
  * that is main.ts's job.
  */
 import type { AddressInfo } from "node:net";
-import { type DescMethod, getOption, hasOption, type Registry } from "@bufbuild/protobuf";
+import { getOption, hasOption, type Registry } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
 import { http } from "../../gen/google/api/annotations_pb";
 import { protoComments } from "../../gen/proto-comments";
 import type { Timeouts } from "../config";
 import type { Deps } from "../deps";
-import { createLegacyBridge, type LegacyBridge } from "../legacy/bridge";
 import { buildOpenApi } from "../legacy/openapi";
+import { createLegacyProfile, isLegacy, LEGACY_PROFILE_NAME } from "../legacy/profile";
 import { createObserver, type Observer, UNKNOWN_RPC_METHOD } from "../observability/observer";
 import {
   canCarryTrailers,
@@ -28,8 +28,8 @@ import {
 import { classify, grpcFamily } from "../protocols/classify";
 import { SHUTDOWN } from "../rpc/call";
 import { createPipeline, type MethodRoute, type Pipeline } from "../rpc/pipeline";
-import { createJsonProfile, type Profile } from "../transcoder/json-profile";
-import { createTranscoder, type Transcoder } from "../transcoder/transcoder";
+import { createJsonProfile } from "../transcoder/json-profile";
+import { createTranscoder, type Transcoder, type TranscoderMatch } from "../transcoder/transcoder";
 import { SERVICE_VERSION } from "../version";
 import { MAX_REQUEST_BYTES } from "../wire/body";
 import { CODES, legacyError } from "../wire/errors";
@@ -73,12 +73,6 @@ export interface HttpServerOptions {
   readonly demoCredentials?: readonly DemoCredential[];
   /** TLS on the port; absent: cleartext. */
   readonly tls?: ListenerTls;
-  /**
-   * Methods whose `google.api.http` rules the transcoder serves by the spec
-   * (src/transcoder, the JSON profile); the others' rules are the legacy
-   * paths. Default: none (every rule of ours is a legacy path).
-   */
-  readonly transcoded?: (method: DescMethod) => boolean;
 }
 
 /** One entry of the route table: what it serves, and how. */
@@ -109,24 +103,26 @@ export function createHttpServer(
     registry: options.jsonRegistry,
     statusOf: (error) => CODES[error.code].connectStatus,
   });
-  const transcoded = options.transcoded ?? (() => false);
-  const bridge = createLegacyBridge(pipeline, transcoded);
-  const transcoder = createTranscoder(
-    [...pipeline.routes.values()].map((r) => r.method).filter(transcoded),
-    {
-      ruleOf: (method) => (hasOption(method, http) ? getOption(method, http) : undefined),
-      profileOf: () => jsonProfile,
-      // Google's Go REST client sends a "/" inside a one-segment variable raw (docs/transcoding.md).
-      slashInSingleSegmentVariables: true,
-    },
-  );
+  const methods = [...pipeline.routes.values()].map((r) => r.method);
+  const legacyProfile = createLegacyProfile(methods);
+  // Every rule of every method served: the legacy paths and the standard bindings, one table.
+  const transcoder = createTranscoder(methods, {
+    ruleOf: (method) => (hasOption(method, http) ? getOption(method, http) : undefined),
+    profileOf: (method) => (isLegacy(method) ? legacyProfile : jsonProfile),
+    // Google's Go REST client sends a "/" inside a one-segment variable raw (docs/transcoding.md).
+    slashInSingleSegmentVariables: true,
+  });
   const cors = createCorsPolicy(options.corsAllowedOrigins);
   const observer = options.observer ?? createObserver(undefined, undefined);
   const health = createHealthEndpoints(deps.healthy);
   observer.watchReadiness(health.ready);
   const docs = createDocsRoutes(
     (serverUrl) =>
-      buildOpenApi(bridge.routes, { version: SERVICE_VERSION, comments: protoComments, serverUrl }),
+      buildOpenApi(legacyProfile.routes, {
+        version: SERVICE_VERSION,
+        comments: protoComments,
+        serverUrl,
+      }),
     { publicUrl: options.publicUrl, demo: options.demoCredentials },
   );
 
@@ -144,8 +140,7 @@ export function createHttpServer(
       match: (front) => docs.route(front.path),
       serve: (req, res, front) => docs.handle(req, res, front.path),
     },
-    legacyRoute(bridge, cors),
-    transcodedRoute(transcoder, jsonProfile, pipeline, serving, cors),
+    transcodedRoute(transcoder, pipeline, serving, cors),
   ];
 
   const onRequest = guarded(deps.log, async (req, res) => {
@@ -202,62 +197,52 @@ function rpcRoute(pipeline: Pipeline, serving: ServeOptions, cors: CorsPolicy): 
   };
 }
 
-/** The legacy paths (case-insensitive): CORS, then the bridge. */
-function legacyRoute(bridge: LegacyBridge, cors: CorsPolicy): Route {
-  return {
-    match: (front) => bridge.match(front.path)?.[0]?.path,
-    async serve(req, res, front) {
-      const candidates = bridge.match(front.path) ?? [];
-      if (cors.handle(req, res)) return;
-      // The pipeline's outermost interceptor names the method the verb chose.
-      const call = front.call("docflow_legacy", UNKNOWN_RPC_METHOD, "legacy");
-      await bridge.serve(req, res, candidates, front.query, call);
-    },
-  };
-}
-
-/** The transcoder's bindings (src/transcoder): CORS, then the binding the method and path pick. */
+/**
+ * The `google.api.http` bindings (src/transcoder): the legacy paths and any
+ * standard binding, one table. CORS first, then the binding the method and
+ * the path pick, served by its profile.
+ */
 function transcodedRoute(
   transcoder: Transcoder,
-  profile: Profile,
   pipeline: Pipeline,
   serving: ServeOptions,
   cors: CorsPolicy,
 ): Route {
   const invoker = pipelineInvoker(pipeline, serving.shutdownSignal);
-  const matchOf = (req: NodeRequest, front: FrontRequest) =>
-    transcoder.bindings.length === 0
-      ? undefined
-      : transcoder.match(req.method ?? "GET", front.path);
-  const matched = new WeakMap<FrontRequest, ReturnType<Transcoder["match"]>>();
+  const matched = new WeakMap<FrontRequest, TranscoderMatch>();
   return {
     match(front, req) {
-      const found = matchOf(req, front);
-      if (!found || found.kind === "not-found") return undefined;
+      const found = transcoder.match(req.method ?? "GET", front.path);
+      if (found.kind === "not-found") return undefined;
       matched.set(front, found);
-      return found.kind === "found" ? found.binding.template.source : front.path;
+      return (found.kind === "found" ? found.binding : found.first).template.source;
     },
     async serve(req, res, front) {
       const found = matched.get(front);
-      if (cors.handle(req, res) || !found || found.kind === "not-found") return;
+      if (!found || found.kind === "not-found" || cors.handle(req, res)) return;
+      const binding = found.kind === "found" ? found.binding : found.first;
+      const legacy = binding.profile.name === LEGACY_PROFILE_NAME;
+      // A legacy call is named by the pipeline's outermost interceptor, once the verb chose it.
+      const call = legacy
+        ? front.call("docflow_legacy", UNKNOWN_RPC_METHOD, "legacy")
+        : front.call(
+            "http_json",
+            `${binding.method.parent.typeName}/${binding.method.name}`,
+            "http",
+          );
       const signal = clientGone(res);
       const exchange = exchangeOf(req, res, serving.maxRequestBytes, signal);
       if (found.kind === "method-not-allowed") {
-        await profile.methodNotAllowed(exchange, found.allowed);
+        await binding.profile.methodNotAllowed(exchange, found.allowed, binding.template.source);
         return;
       }
-      const { binding } = found;
-      const call = front.call(
-        "http_json",
-        `${binding.method.parent.typeName}/${binding.method.name}`,
-        "http",
-      );
       await transcoder.serve(found, front.query, exchange, invoker, {
         req,
         front: call,
         signal,
-        path: front.path,
         binding,
+        protocolName: legacy ? "legacy" : "http",
+        url: legacy ? binding.template.source : front.path,
       });
     },
   };

@@ -7,10 +7,11 @@
  */
 import type { DescMethod, Message } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
+import type { NodeExchange } from "../legacy/profile";
 import type { FrontCall } from "../protocols/adapter";
 import { callStream, callUnary, Undecodable } from "../rpc/call";
 import type { Pipeline } from "../rpc/pipeline";
-import { DecodeFailure, type Exchange, type Invoker } from "../transcoder/exchange";
+import { DecodeFailure, type Invoker } from "../transcoder/exchange";
 import type { Profile } from "../transcoder/json-profile";
 import type { Binding } from "../transcoder/rules";
 import { httpBindingKey } from "../transcoder/transcoder";
@@ -23,14 +24,18 @@ import {
   negotiateCoding,
 } from "../wire/compression";
 import { type NodeRequest, type NodeResponse, requestHeaders, writeChunk } from "../wire/http";
+import { addVary } from "../wire/plain";
 
 /** What a transcoded call carries to the pipeline. */
 export interface TranscodedCall {
   readonly req: NodeRequest;
   readonly front: FrontCall;
   readonly signal: AbortSignal;
-  readonly path: string;
   readonly binding: Binding<Profile>;
+  /** HandlerContext.protocolName: "legacy" or "http". */
+  readonly protocolName: string;
+  /** HandlerContext.url: the legacy path as declared, or the request's path. */
+  readonly url: string;
 }
 
 export function exchangeOf(
@@ -38,7 +43,7 @@ export function exchangeOf(
   res: NodeResponse,
   maxBytes: number,
   signal: AbortSignal,
-): Exchange {
+): NodeExchange {
   const send = async (status: number, headers: Record<string, string>, body: Uint8Array) => {
     if (res.destroyed) return;
     res.statusCode = status;
@@ -52,11 +57,13 @@ export function exchangeOf(
       out = await compress(out, coding);
       res.setHeader("content-encoding", coding);
     }
-    res.setHeader("vary", "Accept, Accept-Encoding");
+    addVary(res, "Accept, Accept-Encoding");
     res.setHeader("content-length", String(out.length));
     res.end(out);
   };
   return {
+    req,
+    res,
     httpMethod: req.method ?? "GET",
     header: (name) => {
       const value = req.headers[name];
@@ -121,9 +128,9 @@ export function pipelineInvoker(
     if (!route) throw new Error(`${method.name} is not served`);
     return {
       route,
-      protocolName: "http",
+      protocolName: call.protocolName,
       requestMethod: call.req.method ?? "GET",
-      url: call.path,
+      url: call.url,
       timeoutMs: undefined,
       requestHeader: requestHeaders(call.req),
       requestSignal: call.signal,

@@ -33,9 +33,13 @@ export interface StreamWriter {
   end(): void;
 }
 
-/** A request that could not be decoded: the call still runs its interceptors, then fails with `reason`. */
+/**
+ * A request that could not be decoded: the call still runs its interceptors,
+ * then fails with `reason` (a ConnectError, or whatever the host's profile
+ * threw, for the host's interceptors to map).
+ */
 export class DecodeFailure {
-  constructor(readonly reason: ConnectError) {}
+  constructor(readonly reason: unknown) {}
 }
 
 /** What a call in process ended with. */

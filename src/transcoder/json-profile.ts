@@ -35,6 +35,10 @@ export interface Profile {
   readonly name: string;
   /** Literal path segments match whatever their case. */
   readonly caseInsensitivePaths: boolean;
+  /** A path with a trailing "/" does not match (google.api.http ignores one). */
+  readonly exactTrailingSlash?: boolean;
+  /** Refuses, at start-up, a binding this profile cannot serve (throws with the reason). */
+  check?(binding: Binding<Profile>): void;
   /** The request message; throws a ConnectError (the call still runs its interceptors, then fails with it). */
   decode(
     binding: Binding<Profile>,
@@ -55,8 +59,8 @@ export interface Profile {
     query: string,
   ): Promise<void>;
   fail(exchange: Exchange, error: ConnectError): Promise<void>;
-  /** The path is bound, not with this HTTP method. */
-  methodNotAllowed(exchange: Exchange, allowed: readonly string[]): Promise<void>;
+  /** The path is bound, not with this HTTP method: the methods it is bound with, and a template that matched it. */
+  methodNotAllowed(exchange: Exchange, allowed: readonly string[], template: string): Promise<void>;
 }
 
 export interface JsonProfileOptions {

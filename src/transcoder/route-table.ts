@@ -18,6 +18,8 @@ export interface TableBinding<T> {
   readonly template: PathTemplate;
   /** Literal segments match whatever their case (a legacy profile's choice). */
   readonly caseInsensitive: boolean;
+  /** A request path with a trailing "/" does not match it (by default one is ignored). */
+  readonly exactTrailingSlash?: boolean;
   /** Who the binding is, for conflict messages (e.g. `pkg.Service.Method`). */
   readonly name: string;
   readonly value: T;
@@ -35,8 +37,12 @@ export type Match<T> =
       readonly binding: TableBinding<T>;
       readonly variables: BoundVariable[];
     }
-  /** The path is served, not with this method: the methods it is served with. */
-  | { readonly kind: "method-not-allowed"; readonly allowed: readonly string[] }
+  /** The path is served, not with this method: the methods it is served with, and the first binding found. */
+  | {
+      readonly kind: "method-not-allowed";
+      readonly allowed: readonly string[];
+      readonly first: TableBinding<T>;
+    }
   | { readonly kind: "not-found" };
 
 export class ConflictError extends Error {
@@ -192,14 +198,11 @@ export function createRouteTable<T>(options: RouteTableOptions = {}): RouteTable
     match(httpMethod, rawPath) {
       const parts = splitPath(rawPath, verbs, options.matchUnregisteredCustomVerb === true);
       if (!parts) return { kind: "not-found" };
-      const { segments, verb } = parts;
-      const found = walk(
-        root,
-        segments,
-        0,
-        verb,
-        (byMethod) =>
-          byMethod?.get(httpMethod) ?? (verb === "" ? byMethod?.get(ANY_METHOD) : undefined),
+      const { segments, verb, trailingSlash } = parts;
+      const fits = (b: TableBinding<T> | undefined) =>
+        b !== undefined && !(trailingSlash && b.exactTrailingSlash) ? b : undefined;
+      const found = walk(root, segments, 0, verb, (byMethod) =>
+        fits(byMethod?.get(httpMethod) ?? (verb === "" ? byMethod?.get(ANY_METHOD) : undefined)),
       );
       if (found) {
         return {
@@ -213,12 +216,17 @@ export function createRouteTable<T>(options: RouteTableOptions = {}): RouteTable
         if (loose) return loose;
       }
       const allowed = new Set<string>();
+      let first: TableBinding<T> | undefined;
       walk(root, segments, 0, verb, (byMethod) => {
-        for (const m of byMethod?.keys() ?? []) allowed.add(m);
+        for (const b of byMethod?.values() ?? []) {
+          if (!fits(b)) continue;
+          first ??= b;
+          allowed.add(b.httpMethod);
+        }
         return undefined;
       });
-      return allowed.size > 0
-        ? { kind: "method-not-allowed", allowed: [...allowed] }
+      return first
+        ? { kind: "method-not-allowed", allowed: [...allowed], first }
         : { kind: "not-found" };
     },
   };
@@ -295,7 +303,7 @@ function splitPath(
   rawPath: string,
   verbs: ReadonlySet<string>,
   anyVerb: boolean,
-): { segments: string[]; verb: string } | undefined {
+): { segments: string[]; verb: string; trailingSlash: boolean } | undefined {
   if (!rawPath.startsWith("/")) return undefined;
   let path = rawPath;
   let verb = "";
@@ -305,8 +313,9 @@ function splitPath(
     path = path.slice(0, colon);
   }
   const segments = path.slice(1).split("/");
+  const trailingSlash = path.length > 1 && path.endsWith("/");
   while (segments.length > 0 && segments.at(-1) === "") segments.pop();
-  return { segments, verb };
+  return { segments, verb, trailingSlash };
 }
 
 function variablesOf(

@@ -9,15 +9,10 @@
  * of the service around it (test/unit/architecture.test.ts says so).
  */
 import type { DescMethod } from "@bufbuild/protobuf";
-import { Code, ConnectError, createContextKey } from "@connectrpc/connect";
+import { createContextKey } from "@connectrpc/connect";
 import { DecodeFailure, type Exchange, type Invoker } from "./exchange";
 import type { Profile } from "./json-profile";
-import {
-  type BoundVariable,
-  createRouteTable,
-  type Match,
-  type RouteTableOptions,
-} from "./route-table";
+import { type BoundVariable, createRouteTable, type RouteTableOptions } from "./route-table";
 import { type Binding, bindingsOf, type HttpRuleLike } from "./rules";
 
 export interface TranscoderOptions extends RouteTableOptions {
@@ -42,7 +37,13 @@ export type TranscoderMatch =
       readonly binding: Binding<Profile>;
       readonly variables: readonly BoundVariable[];
     }
-  | Exclude<Match<unknown>, { kind: "found" }>;
+  | {
+      readonly kind: "method-not-allowed";
+      readonly allowed: readonly string[];
+      /** A binding of the path (its profile answers the 405). */
+      readonly first: Binding<Profile>;
+    }
+  | { readonly kind: "not-found" };
 
 export interface Transcoder {
   readonly bindings: readonly Binding<Profile>[];
@@ -70,10 +71,12 @@ export function createTranscoder(
     if (!rule) continue;
     const profile = options.profileOf(method);
     for (const binding of bindingsOf(method, rule, profile)) {
+      profile.check?.(binding);
       table.add({
         httpMethod: binding.httpMethod,
         template: binding.template,
         caseInsensitive: profile.caseInsensitivePaths,
+        exactTrailingSlash: profile.exactTrailingSlash === true,
         name: binding.name,
         value: binding,
       });
@@ -84,9 +87,13 @@ export function createTranscoder(
     bindings,
     match(httpMethod, rawPath) {
       const found = table.match(httpMethod, rawPath);
-      return found.kind === "found"
-        ? { kind: "found", binding: found.binding.value, variables: found.variables }
-        : found;
+      if (found.kind === "found") {
+        return { kind: "found", binding: found.binding.value, variables: found.variables };
+      }
+      if (found.kind === "method-not-allowed") {
+        return { kind: "method-not-allowed", allowed: found.allowed, first: found.first.value };
+      }
+      return found;
     },
     async serve(found, query, exchange, invoker, call) {
       const { binding, variables } = found;
@@ -96,17 +103,7 @@ export function createTranscoder(
         input = await profile.decode(binding, variables, query, exchange);
       } catch (error) {
         if (exchange.closed) return;
-        input = new DecodeFailure(
-          error instanceof ConnectError
-            ? error
-            : new ConnectError(
-                "the request cannot be read",
-                Code.Internal,
-                undefined,
-                undefined,
-                error,
-              ),
-        );
+        input = new DecodeFailure(error);
       }
       if (method.methodKind === "server_streaming") {
         await profile.answerStream(

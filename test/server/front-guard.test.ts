@@ -53,17 +53,24 @@ vi.mock("../../src/protocols/adapter", async (importOriginal) => {
     },
   };
 });
-vi.mock("../../src/legacy/bridge", async (importOriginal) => {
-  const original = await importOriginal<typeof import("../../src/legacy/bridge")>();
+vi.mock("../../src/legacy/profile", async (importOriginal) => {
+  const original = await importOriginal<typeof import("../../src/legacy/profile")>();
+  type Exchange = Parameters<ReturnType<typeof original.createLegacyProfile>["fail"]>[0];
+  const stage = (exchange: Exchange) => at((exchange as unknown as { req: never }).req, "legacy");
   return {
     ...original,
-    createLegacyBridge: (...args: Parameters<typeof original.createLegacyBridge>) => {
-      const bridge = original.createLegacyBridge(...args);
+    createLegacyProfile: (...args: Parameters<typeof original.createLegacyProfile>) => {
+      const profile = original.createLegacyProfile(...args);
       return {
-        ...bridge,
-        serve: (...s: Parameters<typeof bridge.serve>) => {
-          at(s[0] as never, "legacy");
-          return bridge.serve(...s);
+        ...profile,
+        // The legacy paths' answers: the call's outcome written, or its error.
+        answer: (...s: Parameters<typeof profile.answer>) => {
+          stage(s[1]);
+          return profile.answer(...s);
+        },
+        fail: (...s: Parameters<typeof profile.fail>) => {
+          stage(s[0]);
+          return profile.fail(...s);
         },
       };
     },

@@ -150,7 +150,6 @@ async function main(): Promise<void> {
       routes,
       publicServices: new Set([service.typeName]),
       jsonRegistry: registry,
-      transcoded: (method) => method.parent.typeName === service.typeName,
     },
   );
   const address = await server.listen(Number(process.env.PORT ?? 0), "127.0.0.1");

@@ -109,7 +109,6 @@ beforeAll(async () => {
       routes,
       publicServices: new Set([service.typeName]),
       jsonRegistry: registry,
-      transcoded: (m) => m.parent.typeName === service.typeName,
     },
   );
   const address = await server.listen(0, "127.0.0.1");

@@ -23,7 +23,10 @@ const ROOMS: Record<string, { readonly files: RegExp; readonly mayImport: readon
   deps: { files: /^deps\.ts$/, mayImport: ["domain", "storage", "auth", "base"] },
   rpc: { files: /^rpc\//, mayImport: ["domain", "wire", "deps", "base", "gen"] },
   protocols: { files: /^protocols\//, mayImport: ["rpc", "wire"] },
-  legacy: { files: /^legacy\//, mayImport: ["rpc", "protocols", "wire", "domain", "gen"] },
+  legacy: {
+    files: /^legacy\//,
+    mayImport: ["rpc", "protocols", "wire", "domain", "gen", "transcoder"],
+  },
   observability: { files: /^observability\//, mayImport: ["rpc", "wire", "base"] },
   config: { files: /^config\.ts$/, mayImport: ["auth", "observability", "base"] },
   http: {

@@ -5,8 +5,8 @@
 // @generated from file docflow/legacy/options.proto (package docflow.legacy, syntax proto2)
 /* eslint-disable */
 
-import type { GenExtension, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
-import { extDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
+import type { GenEnum, GenExtension, GenFile, GenMessage } from "@bufbuild/protobuf/codegenv2";
+import { enumDesc, extDesc, fileDesc, messageDesc } from "@bufbuild/protobuf/codegenv2";
 import type { FieldOptions, MethodOptions } from "@bufbuild/protobuf/wkt";
 import { file_google_protobuf_descriptor } from "@bufbuild/protobuf/wkt";
 import type { Message } from "@bufbuild/protobuf";
@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file docflow/legacy/options.proto.
  */
 export const file_docflow_legacy_options: GenFile = /*@__PURE__*/
-  fileDesc("Chxkb2NmbG93L2xlZ2FjeS9vcHRpb25zLnByb3RvEg5kb2NmbG93LmxlZ2FjeSI5CgxJbnRlZ2VyUmFuZ2USCwoDbWluGAEgASgDEgsKA21heBgCIAEoAxIPCgdkZWZhdWx0GAMgASgDIjAKCUh0dHBFcnJvchIOCgZzdGF0dXMYASABKAUSEwoLZGVzY3JpcHRpb24YAiABKAk6QAoLanNvbl9zdHJpbmcSHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGNGGAyABKAhSCmpzb25TdHJpbmc6YgoNaW50ZWdlcl9yYW5nZRIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMY0oYDIAEoCzIcLmRvY2Zsb3cubGVnYWN5LkludGVnZXJSYW5nZVIMaW50ZWdlclJhbmdlOlwKC2h0dHBfZXJyb3JzEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMY04YDIAMoCzIZLmRvY2Zsb3cubGVnYWN5Lkh0dHBFcnJvclIKaHR0cEVycm9yc0JkChJjb20uZG9jZmxvdy5sZWdhY3lQAVo7Z2l0aHViLmNvbS9kb2NmbG93L2RvY2Zsb3ctYXBpL2dlbi9nby9kb2NmbG93L2xlZ2FjeTtsZWdhY3mqAg5Eb2NmbG93LkxlZ2FjeQ", [file_google_protobuf_descriptor]);
+  fileDesc("Chxkb2NmbG93L2xlZ2FjeS9vcHRpb25zLnByb3RvEg5kb2NmbG93LmxlZ2FjeSI5CgxJbnRlZ2VyUmFuZ2USCwoDbWluGAEgASgDEgsKA21heBgCIAEoAxIPCgdkZWZhdWx0GAMgASgDIjAKCUh0dHBFcnJvchIOCgZzdGF0dXMYASABKAUSEwoLZGVzY3JpcHRpb24YAiABKAkqRAoLSHR0cFByb2ZpbGUSHAoYSFRUUF9QUk9GSUxFX1VOU1BFQ0lGSUVEEAASFwoTSFRUUF9QUk9GSUxFX0xFR0FDWRABOkAKC2pzb25fc3RyaW5nEh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxjRhgMgASgIUgpqc29uU3RyaW5nOmIKDWludGVnZXJfcmFuZ2USHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGNKGAyABKAsyHC5kb2NmbG93LmxlZ2FjeS5JbnRlZ2VyUmFuZ2VSDGludGVnZXJSYW5nZTpcCgtodHRwX2Vycm9ycxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNOGAyADKAsyGS5kb2NmbG93LmxlZ2FjeS5IdHRwRXJyb3JSCmh0dHBFcnJvcnM6YAoMaHR0cF9wcm9maWxlEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMY1IYDIAEoDjIbLmRvY2Zsb3cubGVnYWN5Lkh0dHBQcm9maWxlUgtodHRwUHJvZmlsZUJkChJjb20uZG9jZmxvdy5sZWdhY3lQAVo7Z2l0aHViLmNvbS9kb2NmbG93L2RvY2Zsb3ctYXBpL2dlbi9nby9kb2NmbG93L2xlZ2FjeTtsZWdhY3mqAg5Eb2NmbG93LkxlZ2FjeQ", [file_google_protobuf_descriptor]);
 
 /**
  * Bounds and default of an integer request field.
@@ -71,6 +71,37 @@ export const HttpErrorSchema: GenMessage<HttpError> = /*@__PURE__*/
   messageDesc(file_docflow_legacy_options, 1);
 
 /**
+ * How a method's google.api.http bindings are served over HTTP.
+ *
+ * @generated from enum docflow.legacy.HttpProfile
+ */
+export enum HttpProfile {
+  /**
+   * Not given: as google/api/http.proto specifies (proto3 JSON, errors as
+   * google.rpc.Status).
+   *
+   * @generated from enum value: HTTP_PROFILE_UNSPECIFIED = 0;
+   */
+  UNSPECIFIED = 0,
+
+  /**
+   * As the legacy SDKs expect: literal paths matched whatever their case,
+   * an empty query value meaning absent, unknown parameters ignored,
+   * PascalCase JSON with string booleans, binary protobuf without a
+   * Content-Type, errors as text or problem+json with X-Service-ErrorCode.
+   *
+   * @generated from enum value: HTTP_PROFILE_LEGACY = 1;
+   */
+  LEGACY = 1,
+}
+
+/**
+ * Describes the enum docflow.legacy.HttpProfile.
+ */
+export const HttpProfileSchema: GenEnum<HttpProfile> = /*@__PURE__*/
+  enumDesc(file_docflow_legacy_options, 0);
+
+/**
  * A bool field written in legacy JSON as the quoted string "true" or
  * "false". On input both the quoted form and a JSON boolean are accepted.
  *
@@ -95,4 +126,12 @@ export const integer_range: GenExtension<FieldOptions, IntegerRange> = /*@__PURE
  */
 export const http_errors: GenExtension<MethodOptions, HttpError[]> = /*@__PURE__*/
   extDesc(file_docflow_legacy_options, 2);
+
+/**
+ * How the operation's google.api.http bindings are served.
+ *
+ * @generated from extension: optional docflow.legacy.HttpProfile http_profile = 50004;
+ */
+export const http_profile: GenExtension<MethodOptions, HttpProfile> = /*@__PURE__*/
+  extDesc(file_docflow_legacy_options, 3);
 
