@@ -29,6 +29,7 @@ import { classify, grpcFamily } from "../protocols/classify";
 import { SHUTDOWN } from "../rpc/call";
 import { createPipeline, type MethodRoute, type Pipeline } from "../rpc/pipeline";
 import { createJsonProfile } from "../transcoder/json-profile";
+import { type OpenApiPaths, openApiPaths } from "../transcoder/openapi";
 import { createTranscoder, type Transcoder, type TranscoderMatch } from "../transcoder/transcoder";
 import { SERVICE_VERSION } from "../version";
 import { MAX_REQUEST_BYTES } from "../wire/body";
@@ -116,13 +117,25 @@ export function createHttpServer(
   const observer = options.observer ?? createObserver(undefined, undefined);
   const health = createHealthEndpoints(deps.healthy);
   observer.watchReadiness(health.ready);
+  // /openapi.json from the transcoder's bindings: the legacy paths as the legacy
+  // profile serves them, the standard bindings as the JSON profile does.
+  const legacyRoutes = transcoder.bindings
+    .filter((b) => b.profile === legacyProfile)
+    .map((b) => legacyProfile.routeOf(b.method));
+  const standard = openApiPaths(
+    transcoder.bindings.filter((b) => b.profile !== legacyProfile),
+    (name) => protoComments[name],
+  );
   const docs = createDocsRoutes(
     (serverUrl) =>
-      buildOpenApi(legacyProfile.routes, {
-        version: SERVICE_VERSION,
-        comments: protoComments,
-        serverUrl,
-      }),
+      withPaths(
+        buildOpenApi(legacyRoutes, {
+          version: SERVICE_VERSION,
+          comments: protoComments,
+          serverUrl,
+        }),
+        standard,
+      ),
     { publicUrl: options.publicUrl, demo: options.demoCredentials },
   );
 
@@ -244,6 +257,23 @@ function transcodedRoute(
         protocolName: legacy ? "legacy" : "http",
         url: legacy ? binding.template.source : front.path,
       });
+    },
+  };
+}
+
+/** The document with the standard bindings' paths and schemas added (none: unchanged). */
+function withPaths(
+  document: Record<string, unknown>,
+  added: OpenApiPaths,
+): Record<string, unknown> {
+  if (Object.keys(added.paths).length === 0) return document;
+  const components = (document.components ?? {}) as Record<string, unknown>;
+  return {
+    ...document,
+    paths: { ...(document.paths as Record<string, unknown>), ...added.paths },
+    components: {
+      ...components,
+      schemas: { ...(components.schemas as Record<string, unknown>), ...added.schemas },
     },
   };
 }

@@ -44,8 +44,8 @@ export const isLegacy = (method: DescMethod): boolean =>
   getOption(method, http_profile) === HttpProfile.LEGACY;
 
 export interface LegacyProfile extends Profile {
-  /** The legacy routes (for the OpenAPI document): one per legacy method. */
-  readonly routes: readonly LegacyRoute[];
+  /** The legacy route of a method of this profile (for the OpenAPI document). */
+  routeOf(method: DescMethod): LegacyRoute;
 }
 
 /** The profile of the legacy methods among `methods`; their rules are checked here (http-rules.ts). */
@@ -62,7 +62,7 @@ export function createLegacyProfile(methods: Iterable<DescMethod>): LegacyProfil
     name: LEGACY_PROFILE_NAME,
     caseInsensitivePaths: true,
     exactTrailingSlash: true,
-    routes,
+    routeOf,
     check(binding) {
       routeOf(binding.method);
     },

@@ -22,6 +22,7 @@ import {
 } from "@bufbuild/protobuf";
 import { FileDescriptorSetSchema } from "@bufbuild/protobuf/wkt";
 import { Code, ConnectError, type ConnectRouter, type ServiceImpl } from "@connectrpc/connect";
+import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { http } from "../../gen/google/api/annotations_pb";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
@@ -411,5 +412,67 @@ describe("rules refused at start-up", () => {
     expect(() =>
       compile(with_({ additionalBindings: [{ ...nested, additionalBindings: [nested] }] })),
     ).toThrow(/GetTitle: an additional binding cannot have additional bindings/);
+  });
+});
+
+describe("/openapi.json from the same bindings", () => {
+  type Doc = {
+    paths: Record<
+      string,
+      Record<string, { parameters?: { name: string; in: string }[]; [k: string]: unknown }>
+    >;
+    components: { schemas: Record<string, unknown> };
+  };
+  let doc: Doc;
+  beforeAll(async () => {
+    doc = (await (await fetch(`${base}/openapi.json`)).json()) as Doc;
+  });
+
+  it("is valid OpenAPI 3.1", async () => {
+    const validator = new Validator();
+    const result = await validator.validate(doc as never);
+    expect(result.errors ?? []).toEqual([]);
+    expect(validator.version).toBe("3.1");
+  });
+
+  it("path templates become path parameters; a sub-pattern's wildcards each one; same paths share names", () => {
+    const book = doc.paths["/v1/shelves/{name.1}/books/{name.2}"];
+    expect(Object.keys(book ?? {}).sort()).toEqual(["get", "patch", "x-purge"]);
+    expect(book?.get?.parameters?.filter((p) => p.in === "path").map((p) => p.name)).toEqual([
+      "name.1",
+      "name.2",
+    ]);
+    // UpdateBook binds book.name: the same path, the first binding's names.
+    expect(book?.patch?.parameters?.filter((p) => p.in === "path").map((p) => p.name)).toEqual([
+      "name.1",
+      "name.2",
+    ]);
+    expect(doc.paths["/v1/books/{name.1}"]?.get).toBeDefined();
+    expect(doc.paths["/v1/shelves/{name.1}/books/{name.2}:archive"]?.post).toBeDefined();
+  });
+
+  it("query parameters: the fields the path leaves, by JSON field path", () => {
+    const list = doc.paths["/v1/shelves/{shelf}/books"]?.get;
+    const query = list?.parameters?.filter((p) => p.in === "query").map((p) => p.name);
+    expect(query).toEqual(
+      expect.arrayContaining(["pageSize", "filter.author", "filter.kind", "tags", "after", "mask"]),
+    );
+    expect(query).not.toContain("shelf");
+  });
+
+  it("response_body, HttpBody and streams are described as served; errors as google.rpc.Status", () => {
+    const ok = (path: string, verb: string) =>
+      (doc.paths[path]?.[verb]?.responses as Record<string, { content: Record<string, unknown> }>)[
+        "200"
+      ]?.content;
+    expect(ok("/v1/shelves/{name.1}/books/{name.2}:title", "get")).toEqual({
+      "application/json": { schema: { type: "string" } },
+    });
+    expect(Object.keys(ok("/v1/uploads/{id}", "post") ?? {})).toEqual(["*/*"]);
+    expect(Object.keys(ok("/v1/shelves/{shelf}/books:watch", "get") ?? {})).toEqual([
+      "application/x-ndjson",
+      "text/event-stream",
+    ]);
+    expect(doc.components.schemas["google.rpc.Status"]).toBeDefined();
   });
 });
