@@ -3,8 +3,9 @@
  * their one small face, the message codecs, and the one way a call is
  * served whatever its protocol — settings from the headers, the body through
  * the one reader, the call through `callUnary`/`callStream`, the answer or
- * the error written by the adapter. The legacy bridge (src/legacy/bridge.ts)
- * has the same face and the same way in.
+ * the error written by the adapter. The transcoder (src/transcoder; the
+ * legacy paths are its profile in src/legacy/profile.ts) takes the same way
+ * in.
  */
 import {
   type DescMessage,
