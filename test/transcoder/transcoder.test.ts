@@ -461,10 +461,12 @@ describe("/openapi.json from the same bindings", () => {
   });
 
   it("response_body, HttpBody and streams are described as served; errors as google.rpc.Status", () => {
-    const ok = (path: string, verb: string) =>
-      (doc.paths[path]?.[verb]?.responses as Record<string, { content: Record<string, unknown> }>)[
-        "200"
-      ]?.content;
+    const ok = (path: string, verb: string) => {
+      const responses = doc.paths[path]?.[verb]?.responses as
+        | Record<string, { content: Record<string, unknown> }>
+        | undefined;
+      return responses?.["200"]?.content;
+    };
     expect(ok("/v1/shelves/{name.1}/books/{name.2}:title", "get")).toEqual({
       "application/json": { schema: { type: "string" } },
     });
