@@ -31,6 +31,8 @@ export interface FrontRequest {
   readonly observed: RequestObservation;
   /** The declared route, for the log and the metrics (never a raw path). */
   route: string | undefined;
+  /** What the route that matched found, for its own serve (one object, no side table). */
+  matched: unknown;
   /** The protocol, for the log. */
   protocol: string;
   /** Says the request is an RPC call; what the call gets from the front. */
@@ -58,6 +60,7 @@ export function beginRequest(
     query: q < 0 ? "" : target.slice(q + 1),
     observed,
     route: undefined,
+    matched: undefined,
     protocol: "http",
     call(system, method, protocol) {
       front.protocol = protocol;

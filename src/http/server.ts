@@ -222,16 +222,15 @@ function transcodedRoute(
   cors: CorsPolicy,
 ): Route {
   const invoker = pipelineInvoker(pipeline, serving.shutdownSignal);
-  const matched = new WeakMap<FrontRequest, TranscoderMatch>();
   return {
     match(front, req) {
       const found = transcoder.match(req.method ?? "GET", front.path);
       if (found.kind === "not-found") return undefined;
-      matched.set(front, found);
+      front.matched = found;
       return (found.kind === "found" ? found.binding : found.first).template.source;
     },
     async serve(req, res, front) {
-      const found = matched.get(front);
+      const found = front.matched as TranscoderMatch | undefined;
       if (!found || found.kind === "not-found" || cors.handle(req, res)) return;
       const binding = found.kind === "found" ? found.binding : found.first;
       const legacy = binding.profile.name === LEGACY_PROFILE_NAME;

@@ -104,6 +104,11 @@ export function createRouteTable<T>(options: RouteTableOptions = {}): RouteTable
   const root = newNode<T>();
   const bindings: TableBinding<T>[] = [];
   const verbs = new Set<string>();
+  // Templates of literal segments only and no verb, by their path (lower case when
+  // case-insensitive): one map lookup answers most requests without the walk. Used
+  // only while every binding has the same case rule, where it finds what the walk would.
+  const literalPaths = new Map<string, Map<string, TableBinding<T>>>();
+  const caseRules = new Set<boolean>();
   const decodeMulti = MULTI_SEGMENT_DECODERS[options.multiSegmentDecoding ?? "keep-reserved"];
 
   const childFor = (node: Node<T>, segment: Segment, folded: boolean): Node<T> => {
@@ -193,9 +198,19 @@ export function createRouteTable<T>(options: RouteTableOptions = {}): RouteTable
       }
       byMethod.set(binding.httpMethod, binding);
       bindings.push(binding);
+      caseRules.add(binding.caseInsensitive);
+      if (template.verb === undefined && template.segments.every((x) => x.kind === "literal")) {
+        const key = `/${template.segments.map((x) => (x.kind === "literal" ? x.text : "")).join("/")}`;
+        literalPaths.set(binding.caseInsensitive ? key.toLowerCase() : key, byMethod);
+      }
       return binding;
     },
     match(httpMethod, rawPath) {
+      if (caseRules.size === 1) {
+        const key = caseRules.has(true) ? rawPath.toLowerCase() : rawPath;
+        const hit = literalPaths.get(key)?.get(httpMethod);
+        if (hit) return { kind: "found", binding: hit, variables: [] };
+      }
       const parts = splitPath(rawPath, verbs, options.matchUnregisteredCustomVerb === true);
       if (!parts) return { kind: "not-found" };
       const { segments, verb, trailingSlash } = parts;
