@@ -128,6 +128,9 @@ class HttpExchange implements NodeExchange {
       end: () => {
         if (!res.destroyed) res.end();
       },
+      abort: () => {
+        res.destroy();
+      },
     };
   }
 

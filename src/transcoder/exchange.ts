@@ -31,6 +31,8 @@ export interface Exchange {
 export interface StreamWriter {
   write(chunk: Uint8Array): Promise<void>;
   end(): void;
+  /** Cuts the answer off: the client sees it incomplete. */
+  abort(): void;
 }
 
 /**

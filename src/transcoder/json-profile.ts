@@ -122,6 +122,10 @@ export function createJsonProfile(options: JsonProfileOptions = {}): Profile {
         await profile.fail(exchange, asConnectError(error));
         return;
       }
+      if (first.done !== true && binding.httpBodyResponse) {
+        await streamHttpBody(exchange, first.value, it);
+        return;
+      }
       const writer = exchange.startStream(200, { "content-type": sse ? SSE_TYPE : NDJSON_TYPE });
       const record = (json: JsonValue, event?: string) =>
         new TextEncoder().encode(
@@ -209,6 +213,31 @@ function jsonOf(
     JsonValue
   >;
   return json[field.jsonName] ?? null;
+}
+
+/**
+ * A stream of google.api.HttpBody: one body, the first message's content type,
+ * each message's bytes as they come. An error after the first cannot be said
+ * in a body of any type: the answer is cut off (an incomplete body, never one
+ * that looks whole).
+ */
+async function streamHttpBody(
+  exchange: Exchange,
+  first: Message,
+  rest: AsyncIterator<Message>,
+): Promise<void> {
+  const head = httpBodyOf(first);
+  const writer = exchange.startStream(200, { "content-type": head.contentType });
+  try {
+    await writer.write(head.data);
+    for (let next = await rest.next(); next.done !== true; next = await rest.next()) {
+      await writer.write(httpBodyOf(next.value).data);
+    }
+  } catch {
+    writer.abort();
+    return;
+  }
+  writer.end();
 }
 
 function httpBodyOf(message: Message): HttpBodyAnswer {

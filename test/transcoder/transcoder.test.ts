@@ -87,6 +87,12 @@ function routes(router: ConnectRouter): ConnectRouter {
       yield book(`${req.shelf}/2`);
       if (req.pageSize === 2) throw new ConnectError("the shelf burned", Code.Unavailable);
     },
+    async *export(req: Any) {
+      const text = (t: string) => ({ contentType: "text/csv", data: new TextEncoder().encode(t) });
+      yield text("id,title\n");
+      yield text(`1,${req.name}\n`);
+      if (req.withNotes) throw new ConnectError("the export failed", Code.Internal);
+    },
     fail: (req: Any) => {
       if (req.unexpected) throw new Error("secret database detail");
       throw new ConnectError(req.message as string, req.code as Code, undefined, [
@@ -339,6 +345,19 @@ describe("server streaming", () => {
   });
 });
 
+describe("a stream of HttpBody", () => {
+  it("is one body of the first message's content type, chunk by chunk", async () => {
+    const r = await call("GET", "/v1/exports/b1");
+    expect(r.status).toBe(200);
+    expect(r.headers.get("content-type")).toBe("text/csv");
+    expect(r.text).toBe("id,title\n1,b1\n");
+  });
+
+  it("an error after the first chunk cuts the answer off: never a body that looks whole", async () => {
+    await expect(call("GET", "/v1/exports/b1?withNotes=true")).rejects.toThrow();
+  });
+});
+
 describe("errors as google.rpc.Status", () => {
   it("the code's status from the error table, the message, ErrorInfo in details", async () => {
     const r = await call("POST", "/v1/fail", { code: Code.NotFound, message: "no such book" });
@@ -377,7 +396,7 @@ describe("rules refused at start-up", () => {
   const ruleOf = (m: DescMethod) => (hasOption(m, http) ? getOption(m, http) : undefined);
 
   it("the test service's rules compile", () => {
-    expect(compile(ruleOf).bindings.length).toBe(12);
+    expect(compile(ruleOf).bindings.length).toBe(13);
   });
 
   it("two bindings that match the same requests: both methods named", () => {
