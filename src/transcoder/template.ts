@@ -91,8 +91,10 @@ export function parseTemplate(source: string): PathTemplate {
   const readVariable = (): void => {
     pos += 1; // "{"
     const close = source.indexOf("}", pos);
+    // Stryker disable next-line EqualityOperator: "}" is never at index 0 (the template starts with "/")
     if (close < 0) fail('a variable has no closing "}"');
     const eq = source.indexOf("=", pos);
+    // Stryker disable next-line EqualityOperator: "=" is never at index 0
     const nameEnd = eq >= 0 && eq < close ? eq : close;
     const fieldPath = source.slice(pos, nameEnd).split(".");
     for (const ident of fieldPath) {
@@ -109,11 +111,11 @@ export function parseTemplate(source: string): PathTemplate {
     } else {
       segments.push({ kind: "*" });
     }
-    if (!at("}"))
-      fail(`unexpected "${source[pos] ?? "end"}" in the variable ${fieldPath.join(".")}`);
+    if (!at("}")) fail(`unexpected "${source[pos]}" in the variable ${fieldPath.join(".")}`);
     pos += 1;
     const end = segments.length;
-    const multiSegment = end - start > 1 || segments.slice(start).some((s) => s.kind === "**");
+    // A variable has a segment at least: `{x}` is `{x=*}`, and an empty `=` fails above.
+    const multiSegment = end - start > 1 || (segments[start] as Segment).kind === "**";
     variables.push({ fieldPath, start, end, multiSegment });
   };
 
@@ -134,17 +136,10 @@ export function parseTemplate(source: string): PathTemplate {
 
 /** The end of a literal: the next "/", "}", ":" or the end of the text. */
 function nextStop(source: string, from: number): number {
+  // Stryker disable next-line EqualityOperator: one step past the end finds no stop either
   for (let i = from; i < source.length; i++) {
     const c = source[i];
     if (c === "/" || c === "}" || c === ":") return i;
   }
   return source.length;
-}
-
-/** The template's shape without its variables' names: two bindings with the same shape match the same paths. */
-export function shapeOf(template: PathTemplate, caseInsensitive: boolean): string {
-  const parts = template.segments.map((s) =>
-    s.kind === "literal" ? `=${caseInsensitive ? s.text.toLowerCase() : s.text}` : s.kind,
-  );
-  return `/${parts.join("/")}${template.verb === undefined ? "" : `:${template.verb}`}`;
 }

@@ -19,6 +19,8 @@ export default {
     "src/domain/index-key.ts",
     "src/domain/validate.ts",
     "src/domain/bearer.ts",
+    "src/transcoder/template.ts",
+    "src/transcoder/route-table.ts",
   ],
   reporters: ["clear-text", "progress", "json"],
   jsonReporter: { fileName: "test-results/mutation/mutation-ci.json" },

@@ -22,6 +22,8 @@ export default {
     "src/wire/errors.ts",
     "src/config.ts",
     "src/env.ts",
+    "src/transcoder/template.ts",
+    "src/transcoder/route-table.ts",
   ],
   // Stryker copies the project into a sandbox: not what other steps of
   // .ci/run leave behind (the Python venv has a lib64 symlink Stryker cannot
