@@ -82,6 +82,7 @@ function routes(router: ConnectRouter): ConnectRouter {
       };
     },
     tag: (req: Any) => req,
+    renameBook: (req: Any) => req,
     async *watchBooks(req: Any) {
       yield book(`${req.shelf}/1`);
       yield book(`${req.shelf}/2`);
@@ -277,6 +278,13 @@ describe("bodies and answers", () => {
     expect(r.json).toEqual({ shelf: "s", title: "T", kind: "NOVEL" });
   });
 
+  it("a scalar body field: the body is its JSON value", async () => {
+    const r = await call("POST", "/v1/shelves/s/books/b:rename", JSON.stringify("New title"));
+    expect(r.status).toBe(200);
+    expect(r.json).toEqual({ name: "shelves/s/books/b", title: "New title" });
+    expect((await call("POST", "/v1/shelves/s/books/b:rename", 7)).status).toBe(400);
+  });
+
   it("a repeated body field", async () => {
     const r = await call("POST", "/v1/shelves/s:tag", ["x", "y"]);
     expect(r.json).toEqual({ shelf: "s", tags: ["x", "y"] });
@@ -396,7 +404,7 @@ describe("rules refused at start-up", () => {
   const ruleOf = (m: DescMethod) => (hasOption(m, http) ? getOption(m, http) : undefined);
 
   it("the test service's rules compile", () => {
-    expect(compile(ruleOf).bindings.length).toBe(13);
+    expect(compile(ruleOf).bindings.length).toBe(14);
   });
 
   it("two bindings that match the same requests: both methods named", () => {
