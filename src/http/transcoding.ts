@@ -6,7 +6,6 @@
  * runs).
  */
 import type { DescMethod, Message } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
 import type { NodeExchange } from "../legacy/profile";
 import type { FrontCall } from "../protocols/adapter";
 import { callStream, callUnary, Undecodable } from "../rpc/call";
@@ -15,14 +14,8 @@ import { DecodeFailure, type Invoker, type StreamWriter } from "../transcoder/ex
 import type { Profile } from "../transcoder/json-profile";
 import type { Binding } from "../transcoder/rules";
 import { httpBindingKey } from "../transcoder/transcoder";
-import { readBody } from "../wire/body";
-import {
-  BodyDecodingError,
-  COMPRESS_MIN_BYTES,
-  compress,
-  decodeBody,
-  negotiateCoding,
-} from "../wire/compression";
+import { readDecodedBody } from "../wire/body";
+import { COMPRESS_MIN_BYTES, compress, negotiateCoding } from "../wire/compression";
 import { type NodeRequest, type NodeResponse, requestHeaders, writeChunk } from "../wire/http";
 import { addVary } from "../wire/plain";
 
@@ -69,26 +62,8 @@ class HttpExchange implements NodeExchange {
     return requestHeaders(this.req);
   }
 
-  async readBody(): Promise<Uint8Array> {
-    const { req, maxBytes } = this;
-    const read = await readBody(req, maxBytes);
-    if (read.kind === "too-large") {
-      throw new ConnectError(
-        `the request body is larger than ${maxBytes} bytes`,
-        Code.ResourceExhausted,
-      );
-    }
-    if (read.kind === "closed")
-      throw new ConnectError("the client closed the request", Code.Canceled);
-    try {
-      return await decodeBody(read.bytes, req.headers["content-encoding"], maxBytes);
-    } catch (error) {
-      if (!(error instanceof BodyDecodingError)) throw error;
-      throw new ConnectError(
-        error.message,
-        error.kind === "too-large" ? Code.ResourceExhausted : Code.InvalidArgument,
-      );
-    }
+  readBody(): Promise<Uint8Array> {
+    return readDecodedBody(this.req, this.maxBytes);
   }
 
   skipBody(): void {

@@ -5,10 +5,8 @@
  * past the size limit.
  */
 import { create, type DescMessage, fromBinary, type Message } from "@bufbuild/protobuf";
-import { Code, ConnectError } from "@connectrpc/connect";
-import { invalidArgument, unsupportedMediaType } from "../domain/errors";
-import { MAX_REQUEST_BYTES, readBody } from "../wire/body";
-import { BodyDecodingError, decodeBody } from "../wire/compression";
+import { invalidArgument } from "../domain/errors";
+import { MAX_REQUEST_BYTES, readDecodedBody } from "../wire/body";
 import type { NodeRequest } from "../wire/http";
 import type { LegacyRoute } from "./http-rules";
 import { LegacyJsonError, legacyJsonToMessage } from "./legacy-json";
@@ -34,7 +32,7 @@ export async function decodeRequest(
     req.resume();
     return create(schema, fields);
   }
-  const body = await decodedBody(req);
+  const body = await readDecodedBody(req, MAX_REQUEST_BYTES);
   // Stryker disable next-line StringLiteral: any text that is not a JSON type reads the same as none
   const isJson = JSON_BODY.test(req.headers["content-type"] ?? "");
   const bodySchema = route.bodyField?.message ?? schema;
@@ -43,25 +41,6 @@ export async function decodeRequest(
     return Object.assign(bodyMessage, fields);
   }
   return create(schema, { ...fields, [route.bodyField.localName]: bodyMessage });
-}
-
-/** The body, with its Content-Encoding (gzip, br) removed; the size limit holds for the decoded bytes. */
-async function decodedBody(req: NodeRequest): Promise<Buffer> {
-  const read = await readBody(req, MAX_REQUEST_BYTES);
-  if (read.kind === "too-large") throw tooLarge();
-  if (read.kind === "closed")
-    // Stryker disable next-line StringLiteral: the client is gone; no one reads the words
-    throw new ConnectError("the client closed the request", Code.Canceled);
-  const raw = read.bytes;
-  try {
-    return await decodeBody(raw, req.headers["content-encoding"], MAX_REQUEST_BYTES);
-  } catch (error) {
-    // Stryker disable next-line ConditionalExpression: decodeBody throws BodyDecodingError only; the guard keeps a future bug a 500
-    if (!(error instanceof BodyDecodingError)) throw error;
-    if (error.kind === "unsupported") throw unsupportedMediaType(error.message);
-    if (error.kind === "too-large") throw new ConnectError(error.message, Code.ResourceExhausted);
-    throw invalidArgument(error.message);
-  }
 }
 
 function decodeJson(schema: DescMessage, body: Uint8Array): Message {
@@ -81,9 +60,3 @@ function decodeBinary(schema: DescMessage, body: Uint8Array): Message {
     throw invalidArgument(`the request body is not a valid protobuf ${schema.name}`);
   }
 }
-
-const tooLarge = () =>
-  new ConnectError(
-    `the request body is larger than ${MAX_REQUEST_BYTES} bytes`,
-    Code.ResourceExhausted,
-  );

@@ -3,6 +3,9 @@
  * adapter reads its body here, whole (unary calls, legacy paths) or message
  * by message (streams, `readEnvelopes`).
  */
+import { Code, ConnectError } from "@connectrpc/connect";
+import { invalidArgument, unsupportedMediaType } from "../domain/errors";
+import { BodyDecodingError, decodeBody } from "./compression";
 import type { NodeRequest } from "./http";
 
 /** Largest request message accepted, on every protocol (the legacy body, a gRPC or Connect message). */
@@ -165,4 +168,31 @@ export function encodeEnvelope(flags: number, data: Uint8Array): Buffer {
   frame.writeUInt32BE(data.length, 1);
   frame.set(data, ENVELOPE_HEADER_BYTES);
   return frame;
+}
+
+/**
+ * The whole body with its Content-Encoding (gzip, br) removed, the size limit
+ * holding for the decoded bytes (the legacy paths' and the transcoder's
+ * bodies); a failure is the error the request gets.
+ */
+export async function readDecodedBody(req: NodeRequest, maxBytes: number): Promise<Buffer> {
+  const read = await readBody(req, maxBytes);
+  if (read.kind === "too-large") {
+    throw new ConnectError(
+      `the request body is larger than ${maxBytes} bytes`,
+      Code.ResourceExhausted,
+    );
+  }
+  if (read.kind === "closed")
+    // Stryker disable next-line StringLiteral: the client is gone; no one reads the words
+    throw new ConnectError("the client closed the request", Code.Canceled);
+  try {
+    return await decodeBody(read.bytes, req.headers["content-encoding"], maxBytes);
+  } catch (error) {
+    // Stryker disable next-line ConditionalExpression: decodeBody throws BodyDecodingError only; the guard keeps a future bug a 500
+    if (!(error instanceof BodyDecodingError)) throw error;
+    if (error.kind === "unsupported") throw unsupportedMediaType(error.message);
+    if (error.kind === "too-large") throw new ConnectError(error.message, Code.ResourceExhausted);
+    throw invalidArgument(error.message);
+  }
 }
