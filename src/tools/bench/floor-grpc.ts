@@ -2,8 +2,10 @@
  * The benchmark's gRPC floor: a plain @grpc/grpc-js server implementing
  * docflow.api.v1.CounteragentService/GetCounteragentsFromGroup with the
  * service's MongoDB calls (floor-store.ts) and protobuf-es toBinary/fromBinary
- * of the generated schemas as serializers. Run as a child of `npm run bench`
- * (env MONGODB_URI, MONGODB_DB); prints "listening on http://…" on stderr.
+ * of the generated schemas as serializers; FLOOR=tight or uncached as in
+ * floor-http.ts. Run as a child of `npm run bench` (env MONGODB_URI,
+ * MONGODB_DB, FLOOR); prints "commands on http://…" (a side port) and
+ * "listening on http://…" on stderr.
  */
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
 import * as grpc from "@grpc/grpc-js";
@@ -16,7 +18,8 @@ import {
   CounteragentFromGroupResponseSchema,
 } from "../../../gen/docflow/legacy/counteragents_pb";
 import { CONNECT_PATH } from "./fixture";
-import { FloorError, openFloorStore } from "./floor-store";
+import { FloorError } from "./floor-store";
+import { openStore, serveCommandCount } from "./floors";
 
 const GRPC_CODES: Readonly<Record<number, grpc.status>> = {
   401: grpc.status.UNAUTHENTICATED,
@@ -29,7 +32,8 @@ async function main(): Promise<void> {
   const uri = process.env.MONGODB_URI;
   const name = process.env.MONGODB_DB;
   if (!uri || !name) throw new Error("MONGODB_URI and MONGODB_DB are required");
-  const store = await openFloorStore(uri, name);
+  const store = await openStore(uri, name);
+  const commands = await serveCommandCount(store);
 
   const definition: grpc.ServiceDefinition = {
     GetCounteragentsFromGroup: {
@@ -86,10 +90,13 @@ async function main(): Promise<void> {
       (error, bound) => (error ? reject(error) : resolve(bound)),
     ),
   );
-  process.stderr.write(`floor-grpc listening on http://127.0.0.1:${port}\n`);
+  process.stderr.write(
+    `floor-grpc commands on ${commands.url}\nfloor-grpc listening on http://127.0.0.1:${port}\n`,
+  );
 
   const stop = () => {
     server.forceShutdown();
+    commands.close();
     void store.close().finally(() => process.exit(0));
   };
   process.on("SIGTERM", stop);

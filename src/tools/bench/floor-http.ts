@@ -4,8 +4,11 @@
  * writes, for the legacy GetCounteragentsFromGroup (JSON and protobuf),
  * GetSubscriptions, UpdateSubscriptions and the Connect binary route of
  * GetCounteragentsFromGroup. Nothing else: no routing table, no interceptors,
- * no logging. Run as a child of `npm run bench`
- * (env MONGODB_URI, MONGODB_DB, PORT); prints "listening on http://…" on stderr.
+ * no logging. FLOOR=tight makes exactly the service's calls (tight-store.ts),
+ * FLOOR=uncached those of an uncached service (floor-store.ts). Run as a child
+ * of `npm run bench` (env MONGODB_URI, MONGODB_DB, PORT, FLOOR); prints
+ * "commands on http://…" (GET: the database commands sent so far) and
+ * "listening on http://…" on stderr.
  */
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -14,7 +17,8 @@ import { GetCounteragentsFromGroupRequestSchema } from "../../../gen/docflow/api
 import { CounteragentFromGroupResponseSchema } from "../../../gen/docflow/legacy/counteragents_pb";
 import { isSubscriptionId } from "../../domain/subscriptions";
 import { CONNECT_PATH } from "./fixture";
-import { FloorError, type GroupPage, openFloorStore, type SubscriptionView } from "./floor-store";
+import { FloorError, type GroupPage, type SubscriptionView } from "./floor-store";
+import { COMMANDS_PATH, openStore } from "./floors";
 
 const JSON_TYPE = "application/json; charset=utf-8";
 
@@ -22,7 +26,7 @@ async function main(): Promise<void> {
   const uri = process.env.MONGODB_URI;
   const name = process.env.MONGODB_DB;
   if (!uri || !name) throw new Error("MONGODB_URI and MONGODB_DB are required");
-  const store = await openFloorStore(uri, name);
+  const store = await openStore(uri, name);
 
   const pageBinary = (page: GroupPage) =>
     toBinary(
@@ -50,6 +54,10 @@ async function main(): Promise<void> {
     const auth = req.headers.authorization;
     const asJson = /application\/json/i.test(req.headers.accept ?? "");
     switch (`${req.method} ${url.pathname}`) {
+      case `GET ${COMMANDS_PATH}`:
+        req.resume();
+        send(res, "text/plain", String(store.commands()));
+        return;
       case "GET /GetCounteragentsFromGroup": {
         req.resume();
         const page = await store.getGroupPage(
@@ -115,7 +123,9 @@ async function main(): Promise<void> {
     server.listen(Number(process.env.PORT ?? 0), "127.0.0.1", resolve),
   );
   const { port } = server.address() as AddressInfo;
-  process.stderr.write(`floor-http listening on http://127.0.0.1:${port}\n`);
+  process.stderr.write(
+    `floor-http commands on http://127.0.0.1:${port}${COMMANDS_PATH}\nfloor-http listening on http://127.0.0.1:${port}\n`,
+  );
 
   const stop = () => {
     server.close();

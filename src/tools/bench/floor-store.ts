@@ -1,11 +1,13 @@
 /**
- * The benchmark floors' work per call: the same MongoDB reads and writes the
- * service makes (same collections, filters, options and parallelism; see
- * src/storage and src/domain), with the same checks, but no framework around
- * them. Answers are plain values; the floors encode them.
+ * The uncached floor's work per call: the MongoDB reads and writes an
+ * uncached service makes (same collections, filters and parallelism as
+ * src/storage, but every credential, rights and box lookup on every call and
+ * a count on every page), with the same checks and no framework around them.
+ * The tight baseline (tight-store.ts) makes exactly the service's calls
+ * instead. Answers are plain values; the floors encode them.
  */
 import { createHash } from "node:crypto";
-import { type Db, MongoClient } from "mongodb";
+import { type CommandStartedEvent, type Db, MongoClient } from "mongodb";
 import { encodeIndexKey } from "../../domain/index-key";
 import { CounteragentStatus } from "../../domain/model";
 import { SUBSCRIPTION_CATALOG } from "../../domain/subscriptions";
@@ -61,22 +63,45 @@ export interface FloorStore {
     userId: string,
     changes: Readonly<Record<string, boolean>>,
   ): Promise<SubscriptionView[]>;
+  /** Database commands sent so far (command monitoring; the driver's housekeeping left out). */
+  commands(): number;
   close(): Promise<void>;
 }
+
+/** Database commands the driver sent, by command monitoring (as the service's metrics count them). */
+export const countsCommand = (event: CommandStartedEvent) => !UNCOUNTED.has(event.commandName);
+/** The driver's own housekeeping, not a call's round trip. */
+const UNCOUNTED: ReadonlySet<string> = new Set(["hello", "isMaster", "ping", "endSessions"]);
 
 const AUTH = /svcauth_api_client_id=([^,\s]+)\s*,\s*svcauth_token=([^,\s]+)/;
 const DEFAULT_GROUP_ID = "00000000-0000-0000-0000-000000000000";
 
 const sha256 = (secret: string) => createHash("sha256").update(secret, "utf8").digest("hex");
 
-/** Connects the way the service does (src/storage/database.ts). */
+/**
+ * The uncached floor: the round trips an uncached service made (every lookup
+ * on every call, a count on every page). Connects the way the service does
+ * (src/storage/database.ts).
+ */
 export async function openFloorStore(uri: string, name: string): Promise<FloorStore> {
-  const client = new MongoClient(uri, { serverSelectionTimeoutMS: 5_000, appName: "bench-floor" });
+  let commands = 0;
+  const client = new MongoClient(uri, {
+    serverSelectionTimeoutMS: 5_000,
+    appName: "bench-floor",
+    monitorCommands: true,
+  });
+  client.on("commandStarted", (event) => {
+    if (countsCommand(event)) commands++;
+  });
   await client.connect();
-  return createFloorStore(client.db(name), () => client.close());
+  return createFloorStore(
+    client.db(name),
+    () => commands,
+    () => client.close(),
+  );
 }
 
-function createFloorStore(db: Db, close: () => Promise<void>): FloorStore {
+function createFloorStore(db: Db, commands: () => number, close: () => Promise<void>): FloorStore {
   const apiClients = db.collection<ApiClientDocument>(Collections.apiClients);
   const tokens = db.collection<TokenDocument>(Collections.tokens);
   const boxes = db.collection<BoxDocument>(Collections.boxes);
@@ -182,6 +207,7 @@ function createFloorStore(db: Db, close: () => Promise<void>): FloorStore {
       return view(target);
     },
 
+    commands,
     close,
   };
 }

@@ -49,9 +49,18 @@ export interface Server {
   readonly url: string;
   /** Lines the server wrote on stdout (the service: one log line per request). */
   stdoutLines(): number;
+  /**
+   * Where a floor tells how many database commands it has sent ("commands on
+   * http://…", printed before "listening on"); the service tells it on /metrics.
+   */
+  readonly commandsUrl: string | undefined;
+  /** The inspector's WebSocket, when the server runs with --inspect (the bench's --profile). */
+  readonly inspectorUrl: string | undefined;
 }
 
 const LISTENING = /listening on (http:\/\/\S+)/;
+const COMMANDS = /commands on (http:\/\/\S+)/;
+const INSPECTOR = /Debugger listening on (ws:\/\/\S+)/;
 const START_TIMEOUT_MS = 60_000;
 
 /** Starts a server and waits for its "listening on http://…" line on stderr. */
@@ -88,7 +97,14 @@ export function startServer(
       if (match?.[1] && child.pid !== undefined) {
         found = true;
         clearTimeout(timer);
-        resolve({ name, pid: child.pid, url: match[1], stdoutLines: () => lines });
+        resolve({
+          name,
+          pid: child.pid,
+          url: match[1],
+          stdoutLines: () => lines,
+          commandsUrl: COMMANDS.exec(stderr)?.[1],
+          inspectorUrl: INSPECTOR.exec(stderr)?.[1],
+        });
       }
     });
     child.once("error", (error) => fail(error));
