@@ -31,13 +31,14 @@ export interface EmployeeStore {
   findEmployee(boxId: string, userId: string): Promise<Employee | null>;
   /**
    * Sets the given subscriptions in one atomic update, leaving the others as
-   * they were. Returns false when the box has no such employee.
+   * they were, and returns the employee as that update left him (one round
+   * trip); null when the box has no such employee.
    */
   setSubscriptions(
     boxId: string,
     userId: string,
     changes: Readonly<Record<string, boolean>>,
-  ): Promise<boolean>;
+  ): Promise<Employee | null>;
 }
 
 export interface MessageStore {

@@ -43,6 +43,14 @@ function toRights(doc: Omit<EmployeeDocument, "subscriptions">): EmployeeRights 
   };
 }
 
+const EMPLOYEE_PROJECTION = { ...RIGHTS_PROJECTION, subscriptions: 1 } as const;
+
+function toEmployee(
+  doc: Partial<EmployeeDocument> & Omit<EmployeeDocument, "subscriptions">,
+): Employee {
+  return { ...toRights(doc), subscriptions: { ...(doc.subscriptions ?? {}) } };
+}
+
 export function createEmployeeStore(db: Db): EmployeeStore {
   const employees = db.collection<EmployeeDocument>(Collections.employees);
   return {
@@ -51,24 +59,27 @@ export function createEmployeeStore(db: Db): EmployeeStore {
       return doc ? toRights(doc) : null;
     },
     async findEmployee(boxId: string, userId: string): Promise<Employee | null> {
-      const doc = await employees.findOne(
-        { boxId, userId },
-        { projection: { ...RIGHTS_PROJECTION, subscriptions: 1 } },
-      );
-      if (!doc) {
-        return null;
-      }
-      return { ...toRights(doc), subscriptions: { ...(doc.subscriptions ?? {}) } };
+      const doc = await employees.findOne({ boxId, userId }, { projection: EMPLOYEE_PROJECTION });
+      return doc ? toEmployee(doc) : null;
     },
-    async setSubscriptions(boxId, userId, changes): Promise<boolean> {
+    async setSubscriptions(boxId, userId, changes): Promise<Employee | null> {
       // One $set of dotted paths: a single-document atomic update, so concurrent
-      // updates of different Ids never lose one another.
+      // updates of different Ids never lose one another. The document comes back
+      // as this update left it, in the same round trip (findAndModify). The
+      // embedded engine runs it as find, update, find again, not atomically: the
+      // answer may then show a concurrent change made after this one, as a read
+      // after the write would; nothing is lost either way, as the $set itself
+      // is atomic there too (docs/performance.md, "Round trips per call").
       const set: Record<string, boolean> = {};
       for (const [id, value] of Object.entries(changes)) {
         set[`subscriptions.${id}`] = value;
       }
-      const result = await employees.updateOne({ boxId, userId }, { $set: set });
-      return result.matchedCount > 0;
+      const doc = await employees.findOneAndUpdate(
+        { boxId, userId },
+        { $set: set },
+        { returnDocument: "after", projection: EMPLOYEE_PROJECTION },
+      );
+      return doc ? toEmployee(doc) : null;
     },
   };
 }

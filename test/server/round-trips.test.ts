@@ -291,7 +291,7 @@ const BUDGETS: Record<string, string[]> = {
   Delete: ["find messages", "update messages"],
   Restore: ["find messages", "update messages"],
   GetSubscriptions: ["find employees"],
-  UpdateSubscriptions: ["find employees", "update employees"],
+  UpdateSubscriptions: ["findAndModify employees"],
   CreateCounteragentGroup: ["insert counteragentGroups"],
   UpdateCounteragentGroup: ["find counteragentGroups", "update counteragentGroups"],
   GetCounteragentGroup: ["find counteragentGroups"],
