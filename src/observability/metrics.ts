@@ -6,9 +6,10 @@
  * versions — never a path, id, header or query value.
  */
 import type { CommandStartedEvent, MongoClient } from "mongodb";
-import { collectDefaultMetrics, Gauge, Histogram, Registry } from "prom-client";
+import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
 import type { NodeRequest, NodeResponse } from "../wire/http";
 import { sendMethodNotAllowed } from "../wire/plain";
+import { KeyedHistogram, type Labels } from "./histogram";
 
 export const METRICS_PATH = "/metrics";
 
@@ -110,30 +111,36 @@ export interface Metrics {
 export function createMetrics(): Metrics {
   const registry = new Registry();
   collectDefaultMetrics({ register: registry });
-  const rpcDuration = new Histogram({
-    name: "rpc_server_call_duration_seconds",
-    help: "Duration of RPC calls served (gRPC, gRPC-Web, Connect and the legacy bridge), in seconds.",
-    labelNames: ["rpc_system_name", "rpc_method", "rpc_response_status_code", "error_type"],
-    buckets: [...DURATION_BUCKETS],
-    registers: [registry],
-  });
-  const httpDuration = new Histogram({
-    name: "http_server_request_duration_seconds",
-    help: "Duration of HTTP requests served on the service port, in seconds.",
-    labelNames: [
+  // The per-request metrics are KeyedHistograms and a plain count read at
+  // scrape time: nothing of prom-client's label handling runs per request.
+  const rpcDuration = new KeyedHistogram(
+    "rpc_server_call_duration_seconds",
+    "Duration of RPC calls served (gRPC, gRPC-Web, Connect and the legacy bridge), in seconds.",
+    ["rpc_system_name", "rpc_method", "rpc_response_status_code", "error_type"],
+    DURATION_BUCKETS,
+    registry,
+  );
+  const httpDuration = new KeyedHistogram(
+    "http_server_request_duration_seconds",
+    "Duration of HTTP requests served on the service port, in seconds.",
+    [
       "http_request_method",
       "http_route",
       "http_response_status_code",
       "network_protocol_version",
       "error_type",
     ],
-    buckets: [...DURATION_BUCKETS],
-    registers: [registry],
-  });
-  const active = new Gauge({
+    DURATION_BUCKETS,
+    registry,
+  );
+  let activeRequests = 0;
+  new Gauge({
     name: "http_server_active_requests",
     help: "HTTP requests being served on the service port.",
     registers: [registry],
+    collect() {
+      this.set(activeRequests);
+    },
   });
   const attachDatabase = databaseMetrics(registry);
   let readiness: (() => Promise<boolean>) | undefined;
@@ -151,13 +158,15 @@ export function createMetrics(): Metrics {
     watchReadiness(check) {
       readiness = check;
     },
-    requestStarted: () => active.inc(),
+    requestStarted: () => {
+      activeRequests++;
+    },
     requestEnded(labels, seconds) {
-      active.dec();
-      httpDuration.observe(labels as unknown as Record<string, string | number>, seconds);
+      activeRequests--;
+      httpDuration.observe(labels as unknown as Labels, seconds);
     },
     callEnded(labels, seconds) {
-      rpcDuration.observe(labels as unknown as Record<string, string>, seconds);
+      rpcDuration.observe(labels as unknown as Labels, seconds);
     },
     async handle(req, res) {
       req.resume();
@@ -183,18 +192,34 @@ export function createMetrics(): Metrics {
  * server address, the driver's error class or server code name.
  */
 function databaseMetrics(registry: Registry): (client: MongoClient) => void {
-  const duration = new Histogram({
-    name: "db_client_operation_duration_seconds",
-    help: "Duration of MongoDB commands sent by the service, in seconds.",
-    labelNames: ["db_system_name", "db_operation_name", "db_collection_name", "error_type"],
-    buckets: [...DATABASE_BUCKETS],
-    registers: [registry],
-  });
-  const connections = new Gauge({
+  // Per command: a KeyedHistogram, and the pool's state kept in plain
+  // counts that the gauges read at scrape time (collect), not per event.
+  const duration = new KeyedHistogram(
+    "db_client_operation_duration_seconds",
+    "Duration of MongoDB commands sent by the service, in seconds.",
+    ["db_system_name", "db_operation_name", "db_collection_name", "error_type"],
+    DATABASE_BUCKETS,
+    registry,
+  );
+  const checkedOut = new Map<string, Set<number>>();
+  const open = new Map<string, Set<number>>();
+  const waiting = new Map<string, number>();
+  new Gauge({
     name: "db_client_connections_usage",
     help: "Connections of the MongoDB pool, by state (idle or used).",
     labelNames: ["db_client_connection_pool_name", "db_client_connection_state"],
     registers: [registry],
+    collect() {
+      for (const pool of new Set([...open.keys(), ...checkedOut.keys()])) {
+        const used = checkedOut.get(pool)?.size ?? 0;
+        const name = { db_client_connection_pool_name: pool };
+        this.set({ ...name, db_client_connection_state: "used" }, used);
+        this.set(
+          { ...name, db_client_connection_state: "idle" },
+          Math.max(0, (open.get(pool)?.size ?? 0) - used),
+        );
+      }
+    },
   });
   const maxConnections = new Gauge({
     name: "db_client_connection_max",
@@ -202,19 +227,22 @@ function databaseMetrics(registry: Registry): (client: MongoClient) => void {
     labelNames: ["db_client_connection_pool_name"],
     registers: [registry],
   });
-  const pending = new Gauge({
+  new Gauge({
     name: "db_client_connection_pending_requests",
     help: "Calls waiting for a connection of the MongoDB pool.",
     labelNames: ["db_client_connection_pool_name"],
     registers: [registry],
+    collect() {
+      for (const [pool, n] of waiting) this.set({ db_client_connection_pool_name: pool }, n);
+    },
   });
-  const waitTime = new Histogram({
-    name: "db_client_connection_wait_time_seconds",
-    help: "Time a call waited for a connection of the MongoDB pool, in seconds.",
-    labelNames: ["db_client_connection_pool_name"],
-    buckets: [...DATABASE_BUCKETS],
-    registers: [registry],
-  });
+  const waitTime = new KeyedHistogram(
+    "db_client_connection_wait_time_seconds",
+    "Time a call waited for a connection of the MongoDB pool, in seconds.",
+    ["db_client_connection_pool_name"],
+    DATABASE_BUCKETS,
+    registry,
+  );
   const collections = new Set<string>();
   const collectionLabel = (name: string | undefined): string => {
     if (name === undefined) return "";
@@ -251,9 +279,7 @@ function databaseMetrics(registry: Registry): (client: MongoClient) => void {
       const name = typeof failure.codeName === "string" ? failure.codeName : failure.name;
       ended(event.requestId, event.duration, /^[A-Za-z]{1,64}$/.test(name) ? name : "_OTHER");
     });
-    // The pool: connections by state, per server.
-    const checkedOut = new Map<string, Set<number>>();
-    const open = new Map<string, Set<number>>();
+    // The pool: connections by state, per server, read by the gauges at scrape time.
     const setOf = (map: Map<string, Set<number>>, pool: string) => {
       let set = map.get(pool);
       if (!set) {
@@ -262,49 +288,35 @@ function databaseMetrics(registry: Registry): (client: MongoClient) => void {
       }
       return set;
     };
-    const publish = (pool: string) => {
-      const used = setOf(checkedOut, pool).size;
-      connections.set(
-        { db_client_connection_pool_name: pool, db_client_connection_state: "used" },
-        used,
-      );
-      connections.set(
-        { db_client_connection_pool_name: pool, db_client_connection_state: "idle" },
-        Math.max(0, setOf(open, pool).size - used),
-      );
-    };
+    const wait = (pool: string, delta: number) =>
+      waiting.set(pool, (waiting.get(pool) ?? 0) + delta);
     client.on("connectionPoolCreated", (event) => {
       maxConnections.set(
         { db_client_connection_pool_name: event.address },
         event.options.maxPoolSize,
       );
-      publish(event.address);
+      setOf(open, event.address);
+      setOf(checkedOut, event.address);
     });
     client.on("connectionCreated", (event) => {
       setOf(open, event.address).add(Number(event.connectionId));
-      publish(event.address);
     });
     client.on("connectionClosed", (event) => {
       setOf(open, event.address).delete(Number(event.connectionId));
       setOf(checkedOut, event.address).delete(Number(event.connectionId));
-      publish(event.address);
     });
-    client.on("connectionCheckOutStarted", (event) => {
-      pending.inc({ db_client_connection_pool_name: event.address });
-    });
+    client.on("connectionCheckOutStarted", (event) => wait(event.address, 1));
     client.on("connectionCheckOutFailed", (event) => {
-      pending.dec({ db_client_connection_pool_name: event.address });
+      wait(event.address, -1);
       waitTime.observe({ db_client_connection_pool_name: event.address }, event.durationMS / 1000);
     });
     client.on("connectionCheckedOut", (event) => {
-      pending.dec({ db_client_connection_pool_name: event.address });
+      wait(event.address, -1);
       waitTime.observe({ db_client_connection_pool_name: event.address }, event.durationMS / 1000);
       setOf(checkedOut, event.address).add(Number(event.connectionId));
-      publish(event.address);
     });
     client.on("connectionCheckedIn", (event) => {
       setOf(checkedOut, event.address).delete(Number(event.connectionId));
-      publish(event.address);
     });
   };
 }

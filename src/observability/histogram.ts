@@ -1,0 +1,121 @@
+/**
+ * A Prometheus histogram for the hot path: each series is found by a key the
+ * caller builds from its label values, and an observation is a bucket search
+ * and three additions. prom-client's own Histogram checks every label name,
+ * sorts and joins the label set into a string and copies objects on every
+ * observation (about 10 µs a call at the service's rates, four calls a
+ * request). The series are exposed through prom-client's registry, which
+ * formats them exactly as it formats its own histograms (the values `get()`
+ * returns are prom-client's public metric shape).
+ */
+import type { Registry } from "prom-client";
+
+export type Labels = Readonly<Record<string, string | number>>;
+
+interface Series {
+  readonly labels: Labels;
+  /** Observations per bucket (not cumulative); the last slot is above every bound. */
+  readonly counts: number[];
+  sum: number;
+  count: number;
+}
+
+export class KeyedHistogram {
+  readonly type = "histogram";
+  readonly aggregator = "sum";
+  private readonly series = new Map<string, Series>();
+
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    /** Label names in the order a key is built from. */
+    private readonly labelNames: readonly string[],
+    private readonly bounds: readonly number[],
+    registry: Registry,
+  ) {
+    registry.registerMetric(this as never);
+  }
+
+  /** Observes `value` for `labels` (only the names given at construction; absent ones omitted). */
+  observe(labels: Labels, value: number): void {
+    let key = "";
+    for (const name of this.labelNames) {
+      const v = labels[name];
+      key += v === undefined ? "\u0001\u0000" : `${v}\u0000`;
+    }
+    let series = this.series.get(key);
+    if (!series) {
+      for (const name of Object.keys(labels)) {
+        if (!this.labelNames.includes(name)) {
+          throw new Error(`label "${name}" is not a label of ${this.name}`);
+        }
+      }
+      series = {
+        labels: { ...labels },
+        counts: new Array<number>(this.bounds.length + 1).fill(0),
+        sum: 0,
+        count: 0,
+      };
+      this.series.set(key, series);
+    }
+    let i = 0;
+    while (i < this.bounds.length && value > (this.bounds[i] as number)) i++;
+    series.counts[i] = (series.counts[i] ?? 0) + 1;
+    series.sum += value;
+    series.count += 1;
+  }
+
+  /** prom-client's metric shape: cumulative buckets, +Inf, sum and count per series. */
+  get() {
+    const values: {
+      labels: Record<string, string | number>;
+      sharedLabels: Labels;
+      value: number;
+      metricName: string;
+    }[] = [];
+    const bucket = `${this.name}_bucket`;
+    for (const series of this.series.values()) {
+      let cumulative = 0;
+      this.bounds.forEach((le, i) => {
+        cumulative += series.counts[i] ?? 0;
+        values.push({
+          labels: { le },
+          sharedLabels: series.labels,
+          value: cumulative,
+          metricName: bucket,
+        });
+      });
+      values.push(
+        {
+          labels: { le: "+Inf" },
+          sharedLabels: series.labels,
+          value: series.count,
+          metricName: bucket,
+        },
+        {
+          labels: {},
+          sharedLabels: series.labels,
+          value: series.sum,
+          metricName: `${this.name}_sum`,
+        },
+        {
+          labels: {},
+          sharedLabels: series.labels,
+          value: series.count,
+          metricName: `${this.name}_count`,
+        },
+      );
+    }
+    return {
+      name: this.name,
+      help: this.help,
+      type: this.type,
+      values,
+      aggregator: this.aggregator,
+    };
+  }
+
+  reset(): void {
+    this.series.clear();
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * The hot-path histogram against prom-client's own: the same observations
+ * give the same exposition text, byte for byte (bucket edges, +Inf, sum,
+ * count, label order and escaping), so that dashboards, alert rules and
+ * scrapers see no difference.
+ */
+import { Histogram, Registry } from "prom-client";
+import { describe, expect, it } from "vitest";
+import { KeyedHistogram } from "../../src/observability/histogram";
+
+const BOUNDS = [0.005, 0.01, 0.1, 1];
+const NAMES = ["method", "route", "status", "error_type"];
+
+function both() {
+  const ours = new Registry();
+  const theirs = new Registry();
+  const keyed = new KeyedHistogram("d_seconds", "help text", NAMES, BOUNDS, ours);
+  const reference = new Histogram({
+    name: "d_seconds",
+    help: "help text",
+    labelNames: NAMES,
+    buckets: BOUNDS,
+    registers: [theirs],
+  });
+  return { ours, theirs, keyed, reference };
+}
+
+describe("KeyedHistogram", () => {
+  it("exposes exactly what prom-client's Histogram exposes for the same observations", async () => {
+    const { ours, theirs, keyed, reference } = both();
+    const observations: [Record<string, string | number>, number][] = [
+      [{ method: "GET", route: "/a", status: 200 }, 0.004],
+      [{ method: "GET", route: "/a", status: 200 }, 0.005],
+      [{ method: "GET", route: "/a", status: 200 }, 0.0051],
+      [{ method: "POST", route: '/q"uote\\', status: 500, error_type: "500" }, 3],
+      [{ method: "GET", status: 404 }, 0.2],
+      [{ method: "GET", route: "/a", status: 200 }, 1],
+      [{ method: "GET", status: 404 }, 0],
+    ];
+    for (const [labels, value] of observations) {
+      keyed.observe(labels, value);
+      reference.observe(labels, value);
+    }
+    const text = await ours.metrics();
+    expect(text).toBe(await theirs.metrics());
+    expect(text).toContain('d_seconds_bucket{le="0.005",method="GET",route="/a",status="200"} 2');
+    expect(text).toContain('d_seconds_count{method="GET",status="404"} 2');
+  });
+
+  it("keeps label sets apart that differ only by a missing label or an empty value", async () => {
+    const { ours, keyed } = both();
+    keyed.observe({ method: "GET", route: "" }, 0.001);
+    keyed.observe({ method: "GET" }, 0.001);
+    const text = await ours.metrics();
+    expect(text).toContain('d_seconds_count{method="GET",route=""} 1');
+    expect(text).toContain('d_seconds_count{method="GET"} 1');
+  });
+
+  it("refuses a label it was not given, as prom-client does", () => {
+    const { keyed } = both();
+    expect(() => keyed.observe({ method: "GET", path: "/secret" }, 1)).toThrow(
+      'label "path" is not a label of d_seconds',
+    );
+  });
+
+  it("starts again empty after reset", async () => {
+    const { ours, keyed } = both();
+    keyed.observe({ method: "GET" }, 1);
+    keyed.reset();
+    expect(await ours.metrics()).not.toContain("d_seconds_count");
+  });
+});
