@@ -65,7 +65,7 @@ import {
   startServer,
   stopAll,
 } from "./bench/processes";
-import { summarizeProfile } from "./bench/profile";
+import { allocationsByPlace, summarizeProfile } from "./bench/profile";
 import { prepareWrk, wrkArgs } from "./bench/wrk";
 import { commandLine } from "./cli";
 
@@ -126,6 +126,19 @@ function serviceCommand(root = ROOT): { argv: string[]; env: Record<string, stri
     argv: [process.execPath, ...flags.reverse(), join(root, script ?? "dist/main.js")],
     env,
   };
+}
+
+/**
+ * A floor runs as the service runs: the same node, the same flags and
+ * environment of the start script (heap sizing, malloc arenas), so that the
+ * comparison is of the code alone; its TypeScript is loaded through tsx.
+ */
+function floorCommand(
+  service: { argv: readonly string[] },
+  protocol: "http" | "grpc",
+): string[] {
+  const flags = service.argv.slice(1, -1);
+  return [process.execPath, ...flags, "--import", "tsx", script(`floor-${protocol}.ts`)];
 }
 
 /**
@@ -455,11 +468,8 @@ async function main(): Promise<void> {
   const floor = async (kind: FloorKind, protocol: "http" | "grpc") =>
     startServer(
       `${kind}-${protocol}`,
-      [...NODE_TS, script(`floor-${protocol}.ts`)],
-      {
-        ...env,
-        FLOOR: kind,
-      },
+      floorCommand(command, protocol),
+      { ...env, ...command.env, FLOOR: kind },
       ROOT,
     );
   const floors = new Map<string, Server>();
@@ -715,14 +725,15 @@ async function profileBench(
     { ...env, ...command.env },
     ROOT,
   );
-  const [tsNode, ...tsRest] = NODE_TS;
-  const tight = async (protocol: "http" | "grpc") =>
-    startServer(
+  const tight = async (protocol: "http" | "grpc") => {
+    const [tsNode, ...tsRest] = floorCommand(command, protocol);
+    return startServer(
       `tight-${protocol}`,
-      [tsNode ?? process.execPath, inspect, ...tsRest, script(`floor-${protocol}.ts`)],
-      { ...env, FLOOR: "tight" },
+      [tsNode ?? process.execPath, inspect, ...tsRest],
+      { ...env, ...command.env, FLOOR: "tight" },
       ROOT,
     );
+  };
   const tightHttp = options.scenarios.some((s) => s.http) ? await tight("http") : undefined;
   const tightGrpc = options.scenarios.some((s) => !s.http) ? await tight("grpc") : undefined;
   const connections = options.connections[0] ?? 32;
@@ -740,8 +751,17 @@ async function profileBench(
         await runOnce(scenario, side, connections, options.warmupSeconds, tools);
       }
       await inspector.send("Profiler.start");
+      await inspector.send("HeapProfiler.startSampling", {
+        samplingInterval: 16_384,
+        includeObjectsCollectedByMajorGC: true,
+        includeObjectsCollectedByMinorGC: true,
+      });
       const run = await runOnce(scenario, side, connections, seconds, tools);
       const { profile } = (await inspector.send("Profiler.stop")) as { profile: unknown };
+      const heap = (await inspector.send("HeapProfiler.stopSampling")) as {
+        profile: Parameters<typeof allocationsByPlace>[0];
+      };
+      const allocations = allocationsByPlace(heap.profile, ROOT);
       const file = join(dir, `${scenario.name}.${side.name}.cpuprofile`);
       writeFileSync(file, JSON.stringify(profile));
       const summary = summarizeProfile(
@@ -751,7 +771,7 @@ async function profileBench(
       );
       writeFileSync(join(dir, `${scenario.name}.${side.name}.folded`), summary.folded);
       writeFileSync(join(dir, `${scenario.name}.${side.name}.svg`), summary.svg);
-      return { run, summary };
+      return { run, summary, allocations };
     } finally {
       inspector.close();
     }
@@ -780,6 +800,15 @@ async function profileBench(
           (r) =>
             `    ${fmt(r.a, 1).padStart(8)} ${fmt(r.b, 1).padStart(8)} ${fmt(r.a - r.b, 1).padStart(8)}  ${r.place}`,
         ),
+      "  allocations by place, bytes per call (sampled), largest difference first:",
+      `    ${"service".padStart(8)} ${"tight".padStart(8)} ${"diff".padStart(8)}  place`,
+      ...allocationRows(ours, theirs)
+        .slice(0, 14)
+        .map(
+          (r) =>
+            `    ${fmt(r.a, 0).padStart(8)} ${fmt(r.b, 0).padStart(8)} ${fmt(r.a - r.b, 0).padStart(8)}  ${r.place}`,
+        ),
+      `    ${fmt(total(ours), 0).padStart(8)} ${fmt(total(theirs), 0).padStart(8)} ${fmt(total(ours) - total(theirs), 0).padStart(8)}  (all)`,
       "  the service's top frames by self time:",
       ...ours.summary.topFrames.map(
         (f) =>
@@ -790,6 +819,23 @@ async function profileBench(
     console.log(`\n${lines.join("\n")}`);
   }
 }
+
+interface Profiled {
+  readonly run: RunResult;
+  readonly allocations: ReadonlyMap<string, number>;
+}
+
+/** Bytes allocated per call by place on both sides, largest difference first. */
+function allocationRows(ours: Profiled, theirs: Profiled) {
+  const perCall = (p: Profiled, place: string) =>
+    (p.allocations.get(place) ?? 0) / Math.max(1, p.run.requests);
+  return [...new Set([...ours.allocations.keys(), ...theirs.allocations.keys()])]
+    .map((place) => ({ place, a: perCall(ours, place), b: perCall(theirs, place) }))
+    .sort((x, y) => y.a - y.b - (x.a - x.b));
+}
+
+const total = (p: Profiled) =>
+  [...p.allocations.values()].reduce((a, b) => a + b, 0) / Math.max(1, p.run.requests);
 
 /** Sampling interval of --profile, in microseconds (V8's default is 1000). */
 const PROFILE_INTERVAL_US = 250;

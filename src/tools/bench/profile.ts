@@ -136,6 +136,35 @@ export function summarizeProfile(
   };
 }
 
+interface SamplingNode {
+  readonly callFrame: CallFrame;
+  /** Bytes allocated here (the sampler's estimate), objects still alive or not. */
+  readonly selfSize: number;
+  readonly children?: readonly SamplingNode[];
+}
+
+/**
+ * Allocations by place from a sampling heap profile (HeapProfiler.stopSampling
+ * with includeObjectsCollectedByMajorGC and …MinorGC: every allocation, not
+ * only what survives), in bytes.
+ */
+export function allocationsByPlace(
+  profile: { readonly head: SamplingNode },
+  root: string,
+): Map<string, number> {
+  const resolve = frameResolver(root);
+  const byPlace = new Map<string, number>();
+  const walk = (node: SamplingNode) => {
+    if (node.selfSize > 0) {
+      const { place } = resolve(node.callFrame);
+      byPlace.set(place, (byPlace.get(place) ?? 0) + node.selfSize);
+    }
+    for (const child of node.children ?? []) walk(child);
+  };
+  walk(profile.head);
+  return byPlace;
+}
+
 /** Names frames: our bundle's frames through its source map, the rest by path. */
 function frameResolver(root: string): (frame: CallFrame) => Frame {
   const maps = new Map<string, SourceMap | null>();
