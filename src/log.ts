@@ -18,19 +18,33 @@ export function createLogger(
   context?: () => LogFields | undefined,
 ): Logger {
   const threshold = LOG_LEVELS.indexOf(level);
+  let second = -1;
+  let secondIso = "";
+  /** The time as ISO 8601 with milliseconds; the part up to the second made once a second. */
+  const time = () => {
+    const now = Date.now();
+    const s = Math.floor(now / 1000);
+    if (s !== second) {
+      second = s;
+      secondIso = new Date(s * 1000).toISOString().slice(0, 19);
+    }
+    return `${secondIso}.${String(now % 1000).padStart(3, "0")}Z`;
+  };
   const emit = (at: Exclude<LogLevel, "silent">, message: string, fields?: LogFields) => {
     if (LOG_LEVELS.indexOf(at) < threshold) {
       return;
     }
     const extra = context && (at === "error" || at === "warn") ? context() : undefined;
+    const merged = extra ? { ...extra, ...fields } : fields;
+    if (merged && ("time" in merged || "level" in merged || "msg" in merged)) {
+      // A field named like one of ours replaces it, in its place: one key each.
+      write(JSON.stringify({ time: time(), level: at, msg: message, ...merged }));
+      return;
+    }
+    // The common case, without copying the fields: ours first, then theirs.
+    const rest = merged ? JSON.stringify(merged) : "{}";
     write(
-      JSON.stringify({
-        time: new Date().toISOString(),
-        level: at,
-        msg: message,
-        ...extra,
-        ...fields,
-      }),
+      `{"time":"${time()}","level":"${at}","msg":${JSON.stringify(message)}${rest.length > 2 ? `,${rest.slice(1)}` : "}"}`,
     );
   };
   return {

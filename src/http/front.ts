@@ -106,19 +106,26 @@ export function beginRequest(
 /**
  * `Authorization` field lines as sent (HTTP/1.1 lines, h2 header fields: gRPC
  * metadata values), from `rawHeaders`: Node's `req.headers` keeps the first
- * and drops the others. Only the count and the scheme leave this function.
+ * and drops the others. The count, the scheme and the first value leave this function.
  */
 function countAuthorizationLines(rawHeaders: readonly string[]): AuthorizationLines {
   let count = 0;
   let anyBearer = false;
+  let first: string | undefined;
   for (let i = 0; i + 1 < rawHeaders.length; i += 2) {
-    if (rawHeaders[i]?.toLowerCase() === "authorization") {
+    const name = rawHeaders[i] as string;
+    if (name.length === 13 && name.toLowerCase() === "authorization") {
+      const value = rawHeaders[i + 1] ?? "";
       count++;
-      if (isBearer(rawHeaders[i + 1] ?? "")) anyBearer = true;
+      first ??= value.replace(HTTP_BLANKS, "");
+      if (isBearer(value)) anyBearer = true;
     }
   }
-  return { count, anyBearer };
+  return { count, anyBearer, first };
 }
+
+/** What `Headers` strips around a value: HTTP whitespace (RFC 9110 OWS, and CR/LF). */
+const HTTP_BLANKS = /^[\t\n\r ]+|[\t\n\r ]+$/g;
 
 /**
  * The guard: runs `handle` for one request. A throw (or a rejection) is that

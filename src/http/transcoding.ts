@@ -128,7 +128,7 @@ export function pipelineInvoker(
       requestMethod: call.req.method ?? "GET",
       url: call.url,
       timeoutMs: undefined,
-      requestHeader: requestHeaders(call.req),
+      requestHeader: () => requestHeaders(call.req),
       requestSignal: call.signal,
       values: call.front.values.set(httpBindingKey, call.binding),
     };

@@ -401,7 +401,7 @@ export async function serveRpc(
     requestMethod: req.method ?? "POST",
     url: req.url ?? route.path,
     timeoutMs: settings.timeoutMs,
-    requestHeader: requestHeaders(req),
+    requestHeader: () => requestHeaders(req),
     requestSignal: clientGone(res),
     values: front.values,
     responseHeader: { "content-type": adapter.contentType(settings) },

@@ -10,15 +10,22 @@
  * - runs the interceptors and the implementation;
  * - turns anything that is not a ConnectError into `internal`, keeping the
  *   cause for the log.
- * Only public connect-es API is used: createHandlerContext, the Interceptor
- * type, ConnectError.
+ * Only public connect-es API is used: the HandlerContext, request and
+ * response types, the Interceptor type, ConnectError. The context is ours
+ * (CallContext): what createHandlerContext builds, without its per-call cost.
  */
-import { create, type DescMessage, isMessage, type Message } from "@bufbuild/protobuf";
+import {
+  create,
+  type DescMessage,
+  type DescMethod,
+  type DescService,
+  isMessage,
+  type Message,
+} from "@bufbuild/protobuf";
 import {
   Code,
   ConnectError,
   type ContextValues,
-  createHandlerContext,
   type HandlerContext,
   type Interceptor,
   type StreamRequest,
@@ -40,8 +47,8 @@ export interface CallInit {
   readonly url: string;
   /** The client's deadline, from the protocol's timeout header. */
   readonly timeoutMs: number | undefined;
-  /** The request headers (a `Headers` init: built once, by the context). */
-  readonly requestHeader: HeadersInit;
+  /** The request headers (a `Headers` init, or what makes one: built when first read). */
+  readonly requestHeader: HeadersInit | (() => HeadersInit);
   /** Aborted when the client goes away before the answer is written. */
   readonly requestSignal: AbortSignal;
   /** Set by the front: request id, Authorization lines, the outcome holder. */
@@ -61,22 +68,198 @@ const FINISHED = new ConnectError("the call has finished", Code.Canceled);
 /** The reason `shutdownSignal` aborts with: a call can tell shutdown from the client leaving. */
 export const SHUTDOWN = new ConnectError("the server is shutting down", Code.Unavailable);
 
-type Controller = ReturnType<typeof createHandlerContext>;
+/**
+ * A call's HandlerContext, built as connect-es's createHandlerContext builds
+ * it (same fields, same signal and deadline semantics), but for a unary call's
+ * cost: one AbortController, one listener on the request's signal, and the
+ * three `Headers` made only when something reads them (a legacy call's
+ * pipeline never does; the RPC adapters read the response headers they write).
+ */
+class CallContext implements HandlerContext {
+  readonly service: DescService;
+  readonly method: DescMethod;
+  readonly protocolName: string;
+  readonly requestMethod: string;
+  readonly url: string;
+  readonly values: ContextValues;
+  readonly signal: AbortSignal;
+  private readonly controller = new AbortController();
+  private readonly deadline: number | undefined;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+  private requestHeaderValue: Headers | undefined;
+  private responseHeaderValue: Headers | undefined;
+  private responseTrailerValue: Headers | undefined;
 
-function contextOf(init: CallInit, shutdownSignal: AbortSignal | undefined): Controller {
-  return createHandlerContext({
-    service: init.route.method.parent,
-    method: init.route.method,
-    protocolName: init.protocolName,
-    requestMethod: init.requestMethod,
-    url: init.url,
-    timeoutMs: init.timeoutMs,
-    shutdownSignal,
-    requestSignal: init.requestSignal,
-    requestHeader: init.requestHeader,
-    responseHeader: init.responseHeader,
-    contextValues: init.values,
-  });
+  constructor(
+    private readonly init: CallInit,
+    shutdownSignal: AbortSignal | undefined,
+  ) {
+    this.service = init.route.method.parent;
+    this.method = init.route.method;
+    this.protocolName = init.protocolName;
+    this.requestMethod = init.requestMethod;
+    this.url = init.url;
+    this.values = init.values;
+    this.signal = this.controller.signal;
+    const { timeoutMs } = init;
+    if (timeoutMs !== undefined) {
+      this.deadline = Date.now() + timeoutMs;
+      if (timeoutMs <= 0) this.abort(DEADLINE);
+      else this.timer = setTimeout(() => this.abort(DEADLINE), timeoutMs);
+    }
+    this.follow(init.requestSignal);
+    if (shutdownSignal) this.follow(shutdownSignal);
+  }
+
+  /** The call is aborted when `signal` is (the client leaving, the server shutting down). */
+  private follow(signal: AbortSignal): void {
+    if (this.signal.aborted) return;
+    if (signal.aborted) {
+      this.abort(signal.reason);
+      return;
+    }
+    const onAbort = () => this.abort(signal.reason);
+    signal.addEventListener("abort", onAbort, { once: true });
+    (this.followed ??= []).push([signal, onAbort]);
+  }
+
+  /** The listeners `follow` added, removed once the call is aborted. */
+  private followed: [AbortSignal, () => void][] | undefined;
+
+  readonly timeoutMs = (): number | undefined =>
+    this.deadline === undefined ? undefined : this.deadline - Date.now();
+
+  get requestHeader(): Headers {
+    const init = this.init.requestHeader;
+    this.requestHeaderValue ??= new Headers(typeof init === "function" ? init() : init);
+    return this.requestHeaderValue;
+  }
+
+  get responseHeader(): Headers {
+    this.responseHeaderValue ??= new Headers(this.init.responseHeader);
+    return this.responseHeaderValue;
+  }
+
+  get responseTrailer(): Headers {
+    this.responseTrailerValue ??= new Headers();
+    return this.responseTrailerValue;
+  }
+
+  /** Whether the response headers or trailers were ever read (and so may have been set). */
+  get responseHeadersTouched(): boolean {
+    return this.responseHeaderValue !== undefined || this.responseTrailerValue !== undefined;
+  }
+
+  abort(reason: unknown): void {
+    clearTimeout(this.timer);
+    if (this.signal.aborted) return;
+    this.controller.abort(reason);
+    for (const [signal, listener] of this.followed ?? []) {
+      signal.removeEventListener("abort", listener);
+    }
+  }
+}
+
+/** The reason a call's own deadline aborts it with (connect-es's words). */
+const DEADLINE = new ConnectError("the operation timed out", Code.DeadlineExceeded);
+
+/** What the implementation sees: the context, with the request as the interceptors passed it on. */
+class ImplContext implements HandlerContext {
+  constructor(
+    private readonly context: CallContext,
+    private readonly req: UnaryRequest | StreamRequest,
+  ) {}
+  get method() {
+    return this.context.method;
+  }
+  get service() {
+    return this.req.service;
+  }
+  get signal() {
+    return this.req.signal;
+  }
+  get timeoutMs() {
+    return this.context.timeoutMs;
+  }
+  get requestMethod() {
+    return this.context.requestMethod;
+  }
+  get requestHeader() {
+    return this.req.header;
+  }
+  get responseHeader() {
+    return this.context.responseHeader;
+  }
+  get responseTrailer() {
+    return this.context.responseTrailer;
+  }
+  get protocolName() {
+    return this.context.protocolName;
+  }
+  get values() {
+    return this.req.contextValues;
+  }
+  get url() {
+    return this.context.url;
+  }
+}
+
+/** The request the interceptors get: its headers are the context's, made when first read. */
+class CallRequest {
+  readonly method: DescMethod;
+  readonly service: DescService;
+  readonly requestMethod: string;
+  readonly url: string;
+  readonly signal: AbortSignal;
+  readonly contextValues: ContextValues;
+  constructor(
+    private readonly context: CallContext,
+    readonly stream: boolean,
+    readonly message: Message | AsyncIterable<Message>,
+  ) {
+    this.method = context.method;
+    this.service = context.service;
+    this.requestMethod = context.requestMethod;
+    this.url = context.url;
+    this.signal = context.signal;
+    this.contextValues = context.values;
+  }
+  get header(): Headers {
+    return this.context.requestHeader;
+  }
+}
+
+/** The implementation's answer: its headers and trailers are the context's, made when first read. */
+class CallResponse {
+  readonly method: DescMethod;
+  readonly service: DescService;
+  constructor(
+    readonly context: CallContext,
+    readonly stream: boolean,
+    readonly message: Message | AsyncIterable<Message>,
+  ) {
+    this.method = context.method;
+    this.service = context.service;
+  }
+  get header(): Headers {
+    return this.context.responseHeader;
+  }
+  get trailer(): Headers {
+    return this.context.responseTrailer;
+  }
+}
+
+/**
+ * Puts what an interceptor answered into the context's headers and trailers,
+ * unless the answer is the implementation's own (then they are the context's).
+ */
+function takeAnswerHeaders(
+  res: UnaryResponse | StreamResponse,
+  context: CallContext,
+  part: "header" | "trailer",
+): void {
+  if (res instanceof CallResponse && res.context === context) return;
+  copyInto(res[part], part === "header" ? context.responseHeader : context.responseTrailer);
 }
 
 /** As connect-es: a ConnectError as it is, anything else an internal error with its cause. */
@@ -109,45 +292,28 @@ export async function callUnary(
   init: CallInit,
   input: Message | Undecodable,
 ): Promise<UnaryOutcome> {
-  const context = contextOf(init, undefined);
+  const context = new CallContext(init, undefined);
   const { route } = init;
   const spec = route.spec;
   try {
     if (spec.kind !== "unary") throw new ConnectError("not a unary method", Code.Internal);
     const last = async (req: UnaryRequest): Promise<UnaryResponse> => {
       if (input instanceof Undecodable) throw input.reason;
-      const output = await spec.impl(req.message, {
-        ...context,
-        service: req.service,
-        requestHeader: req.header,
-        signal: req.signal,
-        values: req.contextValues,
-      });
-      return {
-        stream: false,
-        message: normalize(route.method.output, output),
-        method: spec.method,
-        service: spec.method.parent,
-        header: context.responseHeader,
-        trailer: context.responseTrailer,
-      };
+      const output = await spec.impl(req.message, new ImplContext(context, req));
+      return new CallResponse(
+        context,
+        false,
+        normalize(route.method.output, output),
+      ) as unknown as UnaryResponse;
     };
-    const res = await chain(
-      interceptors,
-      last as AnyFn,
-    )({
-      stream: false,
-      message: input instanceof Undecodable ? create(route.method.input) : input,
-      method: spec.method,
-      service: spec.method.parent,
-      requestMethod: context.requestMethod,
-      url: context.url,
-      signal: context.signal,
-      header: context.requestHeader,
-      contextValues: context.values,
-    } as UnaryRequest);
-    copyInto(res.header, context.responseHeader);
-    copyInto(res.trailer, context.responseTrailer);
+    const request = new CallRequest(
+      context,
+      false,
+      input instanceof Undecodable ? create(route.method.input) : input,
+    );
+    const res = await chain(interceptors, last as AnyFn)(request as unknown as UnaryRequest);
+    takeAnswerHeaders(res, context, "header");
+    takeAnswerHeaders(res, context, "trailer");
     // The client's deadline timer, if it gave one, must not outlive the call.
     // Without one nothing is left to end: the signals are this call's alone.
     if (init.timeoutMs !== undefined) context.abort(FINISHED);
@@ -173,62 +339,39 @@ export function callStream(
   init: CallInit,
   inputs: AsyncIterable<Message>,
 ): StreamOutcome {
-  const context = contextOf(init, shutdownSignal);
+  const context = new CallContext(init, shutdownSignal);
   const { route } = init;
   const spec = route.spec;
-  const implFor = (req: StreamRequest) => ({
-    ...context,
-    service: req.service,
-    requestHeader: req.header,
-    signal: req.signal,
-    values: req.contextValues,
-  });
+  const answer = (message: AsyncIterable<Message>) =>
+    new CallResponse(context, true, message) as unknown as StreamResponse;
   const last = async (req: StreamRequest): Promise<StreamResponse> => {
-    const common = {
-      stream: true as const,
-      method: spec.method,
-      service: spec.method.parent,
-      header: context.responseHeader,
-      trailer: context.responseTrailer,
-    };
     switch (spec.kind) {
       case "server_streaming": {
         const single = await onlyMessage(req.message, "server-streaming");
-        return {
-          ...common,
-          message: normalizeAll(route.method.output, spec.impl(single, implFor(req))),
-        } as StreamResponse;
+        return answer(
+          normalizeAll(route.method.output, spec.impl(single, new ImplContext(context, req))),
+        );
       }
       case "client_streaming": {
-        const output = normalize(route.method.output, await spec.impl(req.message, implFor(req)));
-        return { ...common, message: once(output) } as StreamResponse;
+        const output = normalize(
+          route.method.output,
+          await spec.impl(req.message, new ImplContext(context, req)),
+        );
+        return answer(once(output));
       }
       case "bidi_streaming":
-        return {
-          ...common,
-          message: normalizeAll(route.method.output, spec.impl(req.message, implFor(req))),
-        } as StreamResponse;
+        return answer(
+          normalizeAll(route.method.output, spec.impl(req.message, new ImplContext(context, req))),
+        );
       default:
         throw new ConnectError("not a streaming method", Code.Internal);
     }
   };
   async function* outputs(): AsyncGenerator<Message> {
     try {
-      const res = await chain(
-        interceptors,
-        last as AnyFn,
-      )({
-        stream: true,
-        message: inputs,
-        method: spec.method,
-        service: spec.method.parent,
-        requestMethod: context.requestMethod,
-        url: context.url,
-        signal: context.signal,
-        header: context.requestHeader,
-        contextValues: context.values,
-      } as StreamRequest);
-      copyInto(res.header, context.responseHeader);
+      const request = new CallRequest(context, true, inputs);
+      const res = await chain(interceptors, last as AnyFn)(request as unknown as StreamRequest);
+      takeAnswerHeaders(res, context, "header");
       // Each answer is awaited against the call's signal: a deadline or the
       // client leaving ends the stream even while the implementation waits.
       // Shutdown does not: the implementation is told (its signal) and ends
@@ -243,7 +386,7 @@ export function callStream(
       } finally {
         void it.return?.();
       }
-      copyInto(res.trailer, context.responseTrailer);
+      takeAnswerHeaders(res, context, "trailer");
     } catch (error) {
       const e = asConnectError(error);
       context.abort(e);

@@ -22,6 +22,8 @@ export interface AuthorizationLines {
   readonly count: number;
   /** One of them uses the Bearer scheme. */
   readonly anyBearer: boolean;
+  /** The first line's value, as `Headers.get` would give it (surrounding blanks removed). */
+  readonly first: string | undefined;
 }
 export const authorizationLinesKey = createContextKey<AuthorizationLines | undefined>(undefined, {
   description: "authorization lines",

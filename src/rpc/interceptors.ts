@@ -116,8 +116,9 @@ export function createAuthInterceptor(
 ): Interceptor {
   return (next) => async (req) => {
     if (!publicServices.has(req.service.typeName)) {
-      const header = req.header.get("authorization");
+      // The front read the Authorization lines already; in memory (no front) the headers tell.
       const lines = req.contextValues.get(authorizationLinesKey);
+      const header = lines ? (lines.first ?? null) : req.header.get("authorization");
       const bearerOn = deps.bearer !== undefined;
       if (lines !== undefined && lines.count > 1) {
         throw unauthenticated(
