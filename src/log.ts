@@ -64,22 +64,39 @@ export function describeError(error: unknown): LogFields {
 }
 
 /**
- * Lines to stdout, gathered within one turn of the event loop and written
- * together: stdout is a synchronous pipe or file on Linux, and one write per
- * request line costs a system call each under load. Whatever is pending is
- * written before the process exits.
+ * Lines to stdout, gathered for up to `intervalMs` (or `maxBytes`) and
+ * written together: stdout is a synchronous pipe or file on Linux, and under
+ * load a write per request line, or per turn of the event loop, costs a
+ * system call and a wake-up of the reader each. Whatever is pending is
+ * written before the process exits (also on process.exit and on a fatal
+ * error; only a SIGKILL can lose the last `intervalMs` of lines).
  */
-export function createStdoutWriter(out: (text: string) => void = (t) => process.stdout.write(t)) {
+export function createStdoutWriter(
+  out: (text: string) => void = (t) => process.stdout.write(t),
+  intervalMs = 10,
+  maxBytes = 64 * 1024,
+) {
   let pending: string[] = [];
+  let bytes = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
   const flush = () => {
+    clearTimeout(timer);
+    timer = undefined;
     if (pending.length === 0) return;
     const text = `${pending.join("\n")}\n`;
     pending = [];
+    bytes = 0;
     out(text);
   };
   process.on("exit", flush);
   return (line: string) => {
-    if (pending.length === 0) setImmediate(flush);
     pending.push(line);
+    bytes += line.length;
+    if (bytes >= maxBytes) flush();
+    else if (timer === undefined) {
+      timer = setTimeout(flush, intervalMs);
+      // Pending lines never keep the process alive: the exit handler writes them.
+      timer.unref();
+    }
   };
 }

@@ -13,6 +13,8 @@ import { LegacyJsonError, legacyJsonToMessage } from "./legacy-json";
 import { QueryError, readQuery } from "./query";
 
 const JSON_BODY = /^application\/json\s*(;|$)/i;
+/** Strict UTF-8 (a whole body at a time: no state between calls). */
+const UTF8 = new TextDecoder("utf-8", { fatal: true });
 
 /** The body and query of a request on a legacy route, as the RPC's request message. */
 export async function decodeRequest(
@@ -45,7 +47,7 @@ export async function decodeRequest(
 
 function decodeJson(schema: DescMessage, body: Uint8Array): Message {
   try {
-    return legacyJsonToMessage(schema, new TextDecoder("utf-8", { fatal: true }).decode(body));
+    return legacyJsonToMessage(schema, UTF8.decode(body));
   } catch (error) {
     throw invalidArgument(
       error instanceof LegacyJsonError ? error.message : "the request body is not valid UTF-8",

@@ -42,11 +42,14 @@ export function legacyJsonToMessage<Desc extends DescMessage>(
   }
 }
 
+/** The proto field names, every field written (the legacy SDKs expect them all). */
+const WRITE_OPTIONS = { alwaysEmitImplicit: true, useProtoFieldName: true } as const;
+
 export function messageToLegacyJson<Desc extends DescMessage>(
   schema: Desc,
   message: MessageShape<Desc>,
 ): string {
-  const value = toJson(schema, message, { alwaysEmitImplicit: true, useProtoFieldName: true });
+  const value = toJson(schema, message, WRITE_OPTIONS);
   return JSON.stringify(rewrite(schema, value, writeBool));
 }
 

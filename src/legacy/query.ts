@@ -27,7 +27,7 @@ export function readQuery(
   search: URLSearchParams,
   fields: readonly DescField[],
 ): Record<string, unknown> {
-  const byKey = new Map(fields.map((f) => [f.jsonName.toLowerCase(), f]));
+  const byKey = keysOf(fields);
   const seen = new Set<DescField>();
   const values: Record<string, unknown> = {};
   for (const [rawKey, raw] of search) {
@@ -44,6 +44,17 @@ export function readQuery(
     }
   }
   return values;
+}
+
+/** The fields by lower-case JSON name, worked out once per list (a route's list lives as long as the route). */
+const keyMaps = new WeakMap<readonly DescField[], ReadonlyMap<string, DescField>>();
+function keysOf(fields: readonly DescField[]): ReadonlyMap<string, DescField> {
+  let byKey = keyMaps.get(fields);
+  if (!byKey) {
+    byKey = new Map(fields.map((f) => [f.jsonName.toLowerCase(), f]));
+    keyMaps.set(fields, byKey);
+  }
+  return byKey;
 }
 
 const INT32 = /^-?\d{1,10}$/;

@@ -36,7 +36,11 @@ export class KeyedHistogram {
     registry.registerMetric(this as never);
   }
 
-  /** Observes `value` for `labels` (only the names given at construction; absent ones omitted). */
+  /**
+   * Observes `value` for `labels` (only the names given at construction;
+   * absent ones omitted). The series is exposed with its labels in the order
+   * of the names given at construction.
+   */
   observe(labels: Labels, value: number): void {
     let key = "";
     for (const name of this.labelNames) {
@@ -50,8 +54,14 @@ export class KeyedHistogram {
           throw new Error(`label "${name}" is not a label of ${this.name}`);
         }
       }
+      // The series' labels in the order of the label names, whatever the caller's order.
+      const ordered: Record<string, string | number> = {};
+      for (const name of this.labelNames) {
+        const v = labels[name];
+        if (v !== undefined) ordered[name] = v;
+      }
       series = {
-        labels: { ...labels },
+        labels: ordered,
         counts: new Array<number>(this.bounds.length + 1).fill(0),
         sum: 0,
         count: 0,

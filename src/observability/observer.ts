@@ -11,7 +11,14 @@ import type { LogFields } from "../log";
 import type { CallOutcome } from "../rpc/outcome";
 import { codeName, grpcStatusName } from "../wire/errors";
 import type { NodeRequest, NodeResponse } from "../wire/http";
-import { knownMethod, METRICS_PATH, type Metrics, protocolVersion } from "./metrics";
+import {
+  type HttpRequestLabels,
+  knownMethod,
+  METRICS_PATH,
+  type Metrics,
+  protocolVersion,
+  type RpcCallLabels,
+} from "./metrics";
 
 /**
  * `rpc.system.name`: `grpc` for gRPC and gRPC-Web, `connectrpc` for Connect,
@@ -119,38 +126,56 @@ export function createObserver(
           const method = knownMethod(req.method);
           const version = protocolVersion(req.httpVersion);
           let rpc: RequestSummary["rpc"];
-          if (call) {
+          // No interceptor ran and no RPC answer was written (405, client gone): not a call.
+          if (call && outcome.code !== undefined) {
             const code = outcome.code;
-            // No interceptor ran and no RPC answer was written (405, client gone): not a call.
-            if (code !== undefined) {
-              const statusCode = statusCodeOf(call.system, code);
-              const serverError = code !== null && SERVER_ERROR_CODES.has(code);
-              const rpcMethod = outcome.method ?? call.method;
-              rpc = { system: call.system, method: rpcMethod, statusCode, serverError };
-              metrics?.callEnded(
-                {
-                  rpc_system_name: call.system,
-                  rpc_method: rpcMethod,
-                  ...(statusCode !== undefined && { rpc_response_status_code: statusCode }),
-                  ...(serverError && statusCode !== undefined && { error_type: statusCode }),
-                },
-                seconds,
-              );
-            }
+            const statusCode = statusCodeOf(call.system, code);
+            const serverError = code !== null && SERVER_ERROR_CODES.has(code);
+            const rpcMethod = outcome.method ?? call.method;
+            rpc = { system: call.system, method: rpcMethod, statusCode, serverError };
+            metrics?.callEnded(
+              callLabels(call.system, rpcMethod, statusCode, serverError),
+              seconds,
+            );
           }
-          metrics?.requestEnded(
-            {
-              http_request_method: method,
-              ...(this.route !== undefined && { http_route: this.route }),
-              http_response_status_code: status,
-              network_protocol_version: version,
-              ...(status >= 500 && { error_type: String(status) }),
-            },
-            seconds,
-          );
+          metrics?.requestEnded(requestLabels(method, this.route, status, version), seconds);
           span?.end({ method, route: this.route, status, protocolVersion: version, rpc });
         },
       };
     },
   };
+}
+
+type Writable<T> = { -readonly [K in keyof T]: T[K] };
+
+/** The labels of a call, absent ones left out (no spreads: this runs for every call). */
+function callLabels(
+  system: RpcSystem,
+  method: string,
+  statusCode: string | undefined,
+  serverError: boolean,
+): RpcCallLabels {
+  const labels: Writable<RpcCallLabels> = { rpc_system_name: system, rpc_method: method };
+  if (statusCode !== undefined) {
+    labels.rpc_response_status_code = statusCode;
+    if (serverError) labels.error_type = statusCode;
+  }
+  return labels;
+}
+
+/** The labels of a request, absent ones left out (the histogram orders them by its label names). */
+function requestLabels(
+  method: string,
+  route: string | undefined,
+  status: number,
+  version: string,
+): HttpRequestLabels {
+  const labels: Writable<HttpRequestLabels> = {
+    http_request_method: method,
+    http_response_status_code: status,
+    network_protocol_version: version,
+  };
+  if (route !== undefined) labels.http_route = route;
+  if (status >= 500) labels.error_type = String(status);
+  return labels;
 }

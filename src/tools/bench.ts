@@ -965,7 +965,11 @@ async function runOnce(
   let dbEnd = 0;
   let rssMax = 0;
   const sampleRss = () => {
-    rssMax = Math.max(rssMax, rssMb(pid));
+    try {
+      rssMax = Math.max(rssMax, rssMb(pid));
+    } catch {
+      // The server is gone (Ctrl-C stops every child): its largest size so far stands.
+    }
   };
   const commandsBefore = await commandCount(side.server);
   const sampler = setInterval(sampleRss, 200);
@@ -973,13 +977,13 @@ async function runOnce(
     const result: LoadResult = await runLoadGenerator(argv, ROOT, {
       startLine,
       onStart: () => {
-        cpuStart = cpuMs(pid);
-        dbStart = tools.dbPid === undefined ? 0 : cpuMs(tools.dbPid);
+        cpuStart = cpuOf(pid);
+        dbStart = tools.dbPid === undefined ? 0 : cpuOf(tools.dbPid);
         sampleRss();
       },
       onEnd: () => {
-        cpuEnd = cpuMs(pid);
-        dbEnd = tools.dbPid === undefined ? 0 : cpuMs(tools.dbPid);
+        cpuEnd = cpuOf(pid);
+        dbEnd = tools.dbPid === undefined ? 0 : cpuOf(tools.dbPid);
         sampleRss();
       },
       parse,
@@ -1000,6 +1004,15 @@ async function runOnce(
     };
   } finally {
     clearInterval(sampler);
+  }
+}
+
+/** A process's CPU time so far; NaN once it is gone (Ctrl-C stops every child mid-run). */
+function cpuOf(pid: number): number {
+  try {
+    return cpuMs(pid);
+  } catch {
+    return Number.NaN;
   }
 }
 

@@ -56,6 +56,14 @@ describe("KeyedHistogram", () => {
     expect(text).toContain('d_seconds_count{method="GET"} 1');
   });
 
+  it("exposes the labels in the order of its label names, whatever the order they come in", async () => {
+    const { ours, keyed } = both();
+    keyed.observe({ status: 200, error_type: "x", method: "GET", route: "/r" }, 0.001);
+    expect(await ours.metrics()).toContain(
+      'd_seconds_count{method="GET",route="/r",status="200",error_type="x"} 1',
+    );
+  });
+
   it("refuses a label it was not given, as prom-client does", () => {
     const { keyed } = both();
     expect(() => keyed.observe({ method: "GET", path: "/secret" }, 1)).toThrow(

@@ -4,7 +4,7 @@
  * ours with one key each; warn and error lines get the context's fields.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { createLogger } from "../../src/log";
+import { createLogger, createStdoutWriter } from "../../src/log";
 
 afterEach(() => {
   vi.useRealTimers();
@@ -83,5 +83,44 @@ describe("log lines", () => {
     log.info("i");
     log.warn("w");
     expect(lines.map((l) => JSON.parse(l).msg)).toEqual(["w"]);
+  });
+});
+
+describe("the stdout writer", () => {
+  it("gathers lines for its interval and writes them in one piece, in order", () => {
+    vi.useFakeTimers();
+    const writes: string[] = [];
+    const write = createStdoutWriter((text) => writes.push(text), 10, 1000);
+    write("a");
+    write("b");
+    expect(writes).toEqual([]);
+    vi.advanceTimersByTime(9);
+    expect(writes).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(writes).toEqual(["a\nb\n"]);
+    write("c");
+    vi.advanceTimersByTime(10);
+    expect(writes).toEqual(["a\nb\n", "c\n"]);
+  });
+
+  it("writes at once when the gathered lines reach its size, without waiting", () => {
+    vi.useFakeTimers();
+    const writes: string[] = [];
+    const write = createStdoutWriter((text) => writes.push(text), 10, 8);
+    write("1234");
+    expect(writes).toEqual([]);
+    write("5678");
+    expect(writes).toEqual(["1234\n5678\n"]);
+    vi.advanceTimersByTime(20);
+    expect(writes).toEqual(["1234\n5678\n"]);
+  });
+
+  it("writes what is pending when the process exits", () => {
+    vi.useFakeTimers();
+    const writes: string[] = [];
+    const write = createStdoutWriter((text) => writes.push(text), 10_000, 1000);
+    write("last words");
+    process.emit("exit", 0);
+    expect(writes).toEqual(["last words\n"]);
   });
 });
