@@ -1054,7 +1054,8 @@ const HOUSEKEEPING = new Set(["hello", "ping", "endSessions", "_OTHER"]);
  * Database commands a server has sent so far: a floor's own count, or the
  * service's db_client_operation_duration_seconds_count on /metrics summed
  * over every operation but the driver's housekeeping (a scrape's readiness
- * ping among them). NaN when the server cannot tell (metrics off).
+ * ping among them). NaN when the server cannot tell (metrics off, or a
+ * build from before the database metrics).
  */
 async function commandCount(server: Server): Promise<number> {
   const response = await fetch(server.commandsUrl ?? `${server.url}/metrics`).catch(
@@ -1063,6 +1064,7 @@ async function commandCount(server: Server): Promise<number> {
   if (!response?.ok) return Number.NaN;
   const text = await response.text();
   if (server.commandsUrl) return Number(text);
+  if (!text.includes("db_client_operation_duration_seconds")) return Number.NaN; // an older build
   let total = 0;
   for (const line of text.split("\n")) {
     const match = /^db_client_operation_duration_seconds_count\{(.*)\} (\d+)$/.exec(line);
