@@ -120,7 +120,8 @@ class CallContext implements HandlerContext {
     }
     const onAbort = () => this.abort(signal.reason);
     signal.addEventListener("abort", onAbort, { once: true });
-    (this.followed ??= []).push([signal, onAbort]);
+    this.followed ??= [];
+    this.followed.push([signal, onAbort]);
   }
 
   /** The listeners `follow` added, removed once the call is aborted. */

@@ -133,10 +133,7 @@ function serviceCommand(root = ROOT): { argv: string[]; env: Record<string, stri
  * environment of the start script (heap sizing, malloc arenas), so that the
  * comparison is of the code alone; its TypeScript is loaded through tsx.
  */
-function floorCommand(
-  service: { argv: readonly string[] },
-  protocol: "http" | "grpc",
-): string[] {
+function floorCommand(service: { argv: readonly string[] }, protocol: "http" | "grpc"): string[] {
   const flags = service.argv.slice(1, -1);
   return [process.execPath, ...flags, "--import", "tsx", script(`floor-${protocol}.ts`)];
 }
