@@ -64,6 +64,25 @@ describe("KeyedHistogram", () => {
     );
   });
 
+  it("counts a number and its string as one series, as the exposition shows them", async () => {
+    const { ours, keyed } = both();
+    keyed.observe({ method: "GET", status: 200 }, 0.001);
+    keyed.observe({ method: "GET", status: "200" }, 0.001);
+    expect(await ours.metrics()).toContain('d_seconds_count{method="GET",status="200"} 2');
+  });
+
+  it("keeps apart label sets whose values would run together in one string", async () => {
+    const { ours, keyed } = both();
+    keyed.observe({ method: "a\u0000b", route: "c" }, 0.001);
+    keyed.observe({ method: "a", route: "b\u0000c" }, 0.001);
+    keyed.observe({ method: "\u0001", route: "x" }, 0.001);
+    keyed.observe({ route: "x" }, 0.001);
+    const counts = (await ours.metrics())
+      .split("\n")
+      .filter((l) => l.startsWith("d_seconds_count"));
+    expect(counts).toHaveLength(4);
+  });
+
   it("refuses a label it was not given, as prom-client does", () => {
     const { keyed } = both();
     expect(() => keyed.observe({ method: "GET", path: "/secret" }, 1)).toThrow(
