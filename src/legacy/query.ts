@@ -50,8 +50,10 @@ export function readQuery(
 const keyMaps = new WeakMap<readonly DescField[], ReadonlyMap<string, DescField>>();
 function keysOf(fields: readonly DescField[]): ReadonlyMap<string, DescField> {
   let byKey = keyMaps.get(fields);
+  // Stryker disable next-line ConditionalExpression: the cache; working the map out again gives the same map
   if (!byKey) {
     byKey = new Map(fields.map((f) => [f.jsonName.toLowerCase(), f]));
+    // Stryker disable next-line CallExpression: the cache (see above)
     keyMaps.set(fields, byKey);
   }
   return byKey;
