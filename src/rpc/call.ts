@@ -146,11 +146,6 @@ class CallContext implements HandlerContext {
     return this.responseTrailerValue;
   }
 
-  /** Whether the response headers or trailers were ever read (and so may have been set). */
-  get responseHeadersTouched(): boolean {
-    return this.responseHeaderValue !== undefined || this.responseTrailerValue !== undefined;
-  }
-
   abort(reason: unknown): void {
     clearTimeout(this.timer);
     if (this.signal.aborted) return;
