@@ -37,17 +37,21 @@ export async function openTightStore(uri: string, name: string): Promise<FloorSt
   });
   const caller = (authorization: string | undefined) =>
     authenticate(authorization, deps.credentials, deps.now);
-  /** A refusal as the floors answer it: the status of the service's one error table. */
-  const refused = (error: unknown): never => {
-    if (error instanceof DomainError) {
-      throw new FloorError(DOMAIN_ERRORS[error.kind].httpStatus, error.message);
+  /** Runs a call; a refusal becomes what the floors answer: the status of the service's one error table. */
+  const answered = async <T>(work: () => Promise<T>): Promise<T> => {
+    try {
+      return await work();
+    } catch (error) {
+      if (error instanceof DomainError) {
+        throw new FloorError(DOMAIN_ERRORS[error.kind].httpStatus, error.message);
+      }
+      throw error;
     }
-    throw error;
   };
 
   return {
-    async getGroupPage(authorization, boxId, counteragentGroupId, count) {
-      try {
+    getGroupPage: (authorization, boxId, counteragentGroupId, count) =>
+      answered(async () => {
         const page = await getCounteragentsFromGroup(deps, await caller(authorization), {
           boxId,
           counteragentGroupId,
@@ -58,28 +62,17 @@ export async function openTightStore(uri: string, name: string): Promise<FloorSt
           totalCount: page.totalCount,
           afterIndexKey: page.afterIndexKey,
         };
-      } catch (error) {
-        return refused(error);
-      }
-    },
-    async getSubscriptions(authorization, boxId, userId) {
-      try {
-        return await getSubscriptions(deps, await caller(authorization), { boxId, userId });
-      } catch (error) {
-        return refused(error);
-      }
-    },
-    async updateSubscriptions(authorization, boxId, userId, changes) {
-      try {
-        return await updateSubscriptions(deps, await caller(authorization), {
+      }),
+    getSubscriptions: (authorization, boxId, userId) =>
+      answered(async () => getSubscriptions(deps, await caller(authorization), { boxId, userId })),
+    updateSubscriptions: (authorization, boxId, userId, changes) =>
+      answered(async () =>
+        updateSubscriptions(deps, await caller(authorization), {
           boxId,
           userId,
           changes: Object.entries(changes).map(([id, isSubscribed]) => ({ id, isSubscribed })),
-        });
-      } catch (error) {
-        return refused(error);
-      }
-    },
+        }),
+      ),
     commands: () => commands,
     close: () => database.close(),
   };
