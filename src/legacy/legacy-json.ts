@@ -92,27 +92,31 @@ function planOf(schema: DescMessage, inProgress = new Set<DescMessage>()): reado
   return fields;
 }
 
-/** Applies `convert` to every string-bool field, walking nested messages by the schema. */
+/**
+ * Applies `convert` to every string-bool field, walking nested messages by the
+ * schema, in place: `value` is always a fresh tree of our own (what
+ * `JSON.parse` or `toJson` just built), so nothing is copied.
+ */
 function rewrite(
   schema: DescMessage,
   value: JsonValue,
   convert: (v: JsonValue) => JsonValue,
 ): JsonValue {
   const plan = planOf(schema);
-  // Stryker disable next-line ConditionalExpression: with an empty plan the copy below is the value itself
+  // Stryker disable next-line ConditionalExpression: with an empty plan the walk below changes nothing
   if (plan.length === 0 || !isObject(value)) {
     return value;
   }
-  const out: JsonObject = { ...value };
   for (const field of plan) {
+    if (field.name in value) {
+      value[field.name] = rewriteField(field, value[field.name] as JsonValue, convert);
+    }
     // Stryker disable next-line ConditionalExpression: converting a value twice gives what converting it once does
-    for (const key of field.name === field.jsonName ? [field.name] : [field.name, field.jsonName]) {
-      if (key in out) {
-        out[key] = rewriteField(field, out[key] as JsonValue, convert);
-      }
+    if (field.jsonName !== field.name && field.jsonName in value) {
+      value[field.jsonName] = rewriteField(field, value[field.jsonName] as JsonValue, convert);
     }
   }
-  return out;
+  return value;
 }
 
 function rewriteField(
@@ -127,15 +131,21 @@ function rewriteField(
       return rewrite(field.message, value, convert);
     case "list":
       if (!Array.isArray(value)) return value;
-      if (field.listKind === "message")
-        return value.map((item) => rewrite(field.message, item, convert));
-      return value.map(convert);
+      for (let i = 0; i < value.length; i++) {
+        value[i] =
+          field.listKind === "message"
+            ? rewrite(field.message, value[i] as JsonValue, convert)
+            : convert(value[i] as JsonValue);
+      }
+      return value;
     case "map":
       // Stryker disable next-line ConditionalExpression,LogicalOperator: only maps to messages are planned (a string-bool is never a map)
       if (!isObject(value) || field.mapKind !== "message") return value;
-      return Object.fromEntries(
-        Object.entries(value).map(([k, v]) => [k, rewrite(field.message, v as JsonValue, convert)]),
-      );
+      // An own "__proto__" key (JSON.parse makes one) is an own data property: assigning it sets it.
+      for (const key of Object.keys(value)) {
+        value[key] = rewrite(field.message, value[key] as JsonValue, convert);
+      }
+      return value;
     // Stryker disable next-line ConditionalExpression: enums are never planned; the case is for the type checker
     default:
       return value;

@@ -142,6 +142,17 @@ describe("reading legacy JSON: a string-bool is read as a string or a JSON boole
     );
   });
 
+  it('a map key "__proto__" is a key like any other: its string-bools are read too', () => {
+    const message = legacyJsonToMessage(
+      Root,
+      '{"ByName":{"__proto__":{"On":"true"},"b":{"On":"false"}}}',
+    );
+    const byName = (message as unknown as { ByName: Record<string, { On: boolean }> }).ByName;
+    expect(Object.keys(byName)).toEqual(["__proto__", "b"]);
+    expect(Object.getOwnPropertyDescriptor(byName, "__proto__")?.value.On).toBe(true);
+    expect(byName.b?.On).toBe(false);
+  });
+
   it("the JSON name of a field is read as well as its proto name", () => {
     expect(legacyJsonToMessage(Root, '{"snakeOn":"true"}')).toEqual(
       fromJson(Root, { snakeOn: true }),
