@@ -28,6 +28,7 @@ import {
   type ContextValues,
   type HandlerContext,
   type Interceptor,
+  type MethodImplSpec,
   type StreamRequest,
   type StreamResponse,
   type UnaryRequest,
@@ -78,6 +79,7 @@ export const SHUTDOWN = new ConnectError("the server is shutting down", Code.Una
 class CallContext implements HandlerContext {
   readonly service: DescService;
   readonly method: DescMethod;
+  readonly route: MethodRoute;
   readonly protocolName: string;
   readonly requestMethod: string;
   readonly url: string;
@@ -94,6 +96,7 @@ class CallContext implements HandlerContext {
     private readonly init: CallInit,
     shutdownSignal: AbortSignal | undefined,
   ) {
+    this.route = init.route;
     this.service = init.route.method.parent;
     this.method = init.route.method;
     this.protocolName = init.protocolName;
@@ -209,9 +212,11 @@ class CallRequest {
   readonly signal: AbortSignal;
   readonly contextValues: ContextValues;
   constructor(
-    private readonly context: CallContext,
+    readonly context: CallContext,
     readonly stream: boolean,
     readonly message: Message | AsyncIterable<Message>,
+    /** Why the request could not be decoded: the call fails with it where the implementation would run. */
+    readonly undecodable?: Undecodable,
   ) {
     this.method = context.method;
     this.service = context.service;
@@ -290,24 +295,13 @@ export async function callUnary(
 ): Promise<UnaryOutcome> {
   const context = new CallContext(init, undefined);
   const { route } = init;
-  const spec = route.spec;
   try {
-    if (spec.kind !== "unary") throw new ConnectError("not a unary method", Code.Internal);
-    const last = async (req: UnaryRequest): Promise<UnaryResponse> => {
-      if (input instanceof Undecodable) throw input.reason;
-      const output = await spec.impl(req.message, new ImplContext(context, req));
-      return new CallResponse(
-        context,
-        false,
-        normalize(route.method.output, output),
-      ) as unknown as UnaryResponse;
-    };
-    const request = new CallRequest(
-      context,
-      false,
-      input instanceof Undecodable ? create(route.method.input) : input,
-    );
-    const res = await chain(interceptors, last as AnyFn)(request as unknown as UnaryRequest);
+    if (route.spec.kind !== "unary") throw new ConnectError("not a unary method", Code.Internal);
+    const request =
+      input instanceof Undecodable
+        ? new CallRequest(context, false, create(route.method.input), input)
+        : new CallRequest(context, false, input);
+    const res = await unaryChain(interceptors)(request as unknown as UnaryRequest);
     takeAnswerHeaders(res, context, "header");
     takeAnswerHeaders(res, context, "trailer");
     // The client's deadline timer, if it gave one, must not outlive the call.
@@ -395,6 +389,39 @@ export function callStream(
 }
 
 type AnyFn = (req: UnaryRequest | StreamRequest) => Promise<UnaryResponse | StreamResponse>;
+
+/**
+ * The innermost step of every unary call: the implementation, or the reason
+ * the request could not be decoded. What it needs of the call travels on the
+ * request (an interceptor passes on the request it got, or a copy of it), so
+ * one chain serves every call.
+ */
+const unaryLast = async (req: UnaryRequest): Promise<UnaryResponse> => {
+  const { context, undecodable } = req as unknown as CallRequest;
+  if (undecodable) throw undecodable.reason;
+  const { route } = context;
+  const output = await (route.spec as Extract<MethodImplSpec, { kind: "unary" }>).impl(
+    req.message,
+    new ImplContext(context, req),
+  );
+  return new CallResponse(
+    context,
+    false,
+    normalize(route.method.output, output),
+  ) as unknown as UnaryResponse;
+};
+
+/** The interceptors around `unaryLast`, built once per list (not once per call). */
+const unaryChains = new WeakMap<readonly Interceptor[], AnyFn>();
+
+function unaryChain(interceptors: readonly Interceptor[]): AnyFn {
+  let built = unaryChains.get(interceptors);
+  if (!built) {
+    built = chain(interceptors, unaryLast as AnyFn);
+    unaryChains.set(interceptors, built);
+  }
+  return built;
+}
 
 /**
  * `promise`, or the signal's reason as soon as it aborts. A promise given up
