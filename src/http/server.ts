@@ -35,7 +35,6 @@ import { SERVICE_VERSION } from "../version";
 import { MAX_REQUEST_BYTES } from "../wire/body";
 import { CODES, legacyError } from "../wire/errors";
 import type { NodeRequest, NodeResponse } from "../wire/http";
-import { clientGone } from "../wire/http";
 import { sendError, sendMethodNotAllowed } from "../wire/plain";
 import { type CorsPolicy, createCorsPolicy } from "./cors";
 import { createDocsRoutes, type DemoCredential } from "./docs";
@@ -242,16 +241,15 @@ function transcodedRoute(
             `${binding.method.parent.typeName}/${binding.method.name}`,
             "http",
           );
-      const signal = clientGone(res);
-      const exchange = exchangeOf(req, res, serving.maxRequestBytes, signal);
+      const exchange = exchangeOf(req, res, serving.maxRequestBytes);
       if (found.kind === "method-not-allowed") {
         await binding.profile.methodNotAllowed(exchange, found.allowed, binding.template.source);
         return;
       }
       await transcoder.serve(found, front.query, exchange, invoker, {
         req,
+        res,
         front: call,
-        signal,
         binding,
         protocolName: legacy ? "legacy" : "http",
         url: legacy ? binding.template.source : front.path,

@@ -16,14 +16,21 @@ import type { Binding } from "../transcoder/rules";
 import { httpBindingKey } from "../transcoder/transcoder";
 import { readDecodedBody } from "../wire/body";
 import { COMPRESS_MIN_BYTES, compress, negotiateCoding } from "../wire/compression";
-import { type NodeRequest, type NodeResponse, requestHeaders, writeChunk } from "../wire/http";
+import {
+  clientGone,
+  type NodeRequest,
+  type NodeResponse,
+  requestHeaders,
+  writeChunk,
+} from "../wire/http";
 import { addVary } from "../wire/plain";
 
 /** What a transcoded call carries to the pipeline. */
 export interface TranscodedCall {
   readonly req: NodeRequest;
+  /** The answer's stream: the call is aborted if it closes before the answer is finished. */
+  readonly res: NodeResponse;
   readonly front: FrontCall;
-  readonly signal: AbortSignal;
   readonly binding: Binding<Profile>;
   /** HandlerContext.protocolName: "legacy" or "http". */
   readonly protocolName: string;
@@ -31,26 +38,27 @@ export interface TranscodedCall {
   readonly url: string;
 }
 
-export function exchangeOf(
-  req: NodeRequest,
-  res: NodeResponse,
-  maxBytes: number,
-  signal: AbortSignal,
-): NodeExchange {
-  return new HttpExchange(req, res, maxBytes, signal);
+export function exchangeOf(req: NodeRequest, res: NodeResponse, maxBytes: number): NodeExchange {
+  return new HttpExchange(req, res, maxBytes);
 }
 
 /** One request and its answer; a class, so that a request costs one object, not a dozen closures. */
 class HttpExchange implements NodeExchange {
   readonly httpMethod: string;
+  private gone: AbortSignal | undefined;
 
   constructor(
     readonly req: NodeRequest,
     readonly res: NodeResponse,
     private readonly maxBytes: number,
-    readonly signal: AbortSignal,
   ) {
     this.httpMethod = req.method ?? "GET";
+  }
+
+  /** Made when first read: the pipeline learns of the client leaving from `res` itself. */
+  get signal(): AbortSignal {
+    this.gone ??= clientGone(this.res);
+    return this.gone;
   }
 
   header(name: string): string | undefined {
@@ -129,7 +137,7 @@ export function pipelineInvoker(
       url: call.url,
       timeoutMs: undefined,
       requestHeader: () => requestHeaders(call.req),
-      requestSignal: call.signal,
+      response: call.res,
       values: call.front.values.set(httpBindingKey, call.binding),
     };
   };

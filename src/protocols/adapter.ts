@@ -36,7 +36,6 @@ import {
 } from "../wire/compression";
 import { legacyError } from "../wire/errors";
 import {
-  clientGone,
   headerOf,
   type NodeRequest,
   type NodeResponse,
@@ -402,7 +401,7 @@ export async function serveRpc(
     url: req.url ?? route.path,
     timeoutMs: settings.timeoutMs,
     requestHeader: () => requestHeaders(req),
-    requestSignal: clientGone(res),
+    response: res,
     values: front.values,
     responseHeader: { "content-type": adapter.contentType(settings) },
   };

@@ -2,7 +2,7 @@
  * The pipeline every call goes through, on every protocol and on the legacy
  * paths alike: error mapping → deps → deadline → authentication → required fields.
  */
-import { Code, ConnectError, type Interceptor } from "@connectrpc/connect";
+import { Code, ConnectError, type Interceptor, type UnaryRequest } from "@connectrpc/connect";
 import type { Deps } from "../deps";
 import { authenticate } from "../domain/auth";
 import {
@@ -14,6 +14,7 @@ import {
 import { DomainError, ErrorKind, invalidArgument, unauthenticated } from "../domain/errors";
 import { describeError, type Logger } from "../log";
 import { domainToConnectError, INTERNAL_MESSAGE } from "../wire/errors";
+import { callContextOf } from "./call";
 import { authorizationLinesKey, callerKey, depsKey, requestIdKey } from "./context";
 import { findMissingRequiredField } from "./required-fields";
 
@@ -61,13 +62,29 @@ export function createDepsInterceptor(deps: Deps): Interceptor {
 
 /**
  * Every unary call ends by its deadline: `defaultMs`, or sooner when the
- * client sent one (connect-node aborts `req.signal` then) or went away. The
+ * client sent one (its context aborts the call then) or went away. The
  * answer is not held back by work still waiting on the database; that work
- * ends by the driver's own timeout.
+ * ends by the driver's own timeout. A call of ours races on its context's one
+ * timer (`race`); a request of another handler (connect-es's own, in tests)
+ * on a timer and a listener of its signal.
  */
 export function createDeadlineInterceptor(defaultMs: number, log: Logger): Interceptor {
+  const late = (req: UnaryRequest) => {
+    // Our own deadline, not the client's: the service was too slow, a server fault.
+    log.error("call exceeded its deadline", {
+      requestId: req.contextValues.get(requestIdKey),
+      rpc: req.method.name,
+      deadlineMs: defaultMs,
+    });
+    return new ConnectError("the call did not finish within its deadline", Code.DeadlineExceeded);
+  };
+  const aborted = (reason: unknown) => ConnectError.from(reason, Code.Canceled);
   return (next) => (req) => {
     if (req.stream) return next(req);
+    const context = callContextOf(req);
+    if (context) {
+      return context.race(() => next(req), defaultMs, () => late(req), aborted);
+    }
     const { signal } = req;
     return new Promise((resolve, reject) => {
       const finish = () => {
@@ -76,19 +93,11 @@ export function createDeadlineInterceptor(defaultMs: number, log: Logger): Inter
       };
       const onAbort = () => {
         finish();
-        reject(ConnectError.from(signal.reason, Code.Canceled));
+        reject(aborted(signal.reason));
       };
       const timer = setTimeout(() => {
         finish();
-        // Our own deadline, not the client's: the service was too slow, a server fault.
-        log.error("call exceeded its deadline", {
-          requestId: req.contextValues.get(requestIdKey),
-          rpc: req.method.name,
-          deadlineMs: defaultMs,
-        });
-        reject(
-          new ConnectError("the call did not finish within its deadline", Code.DeadlineExceeded),
-        );
+        reject(late(req));
       }, defaultMs);
       if (signal.aborted) return onAbort();
       signal.addEventListener("abort", onAbort);

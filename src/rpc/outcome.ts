@@ -5,6 +5,7 @@
  * protocol adapter that answers before any interceptor ran (a bad encoding,
  * a body over the limit, an unknown method) writes the code it answered.
  */
+import type { DescMethod } from "@bufbuild/protobuf";
 import { type Code, ConnectError, createContextKey, type Interceptor } from "@connectrpc/connect";
 
 /** What the call ended with: `null` for success, a code for an error; `undefined` while unknown. */
@@ -18,11 +19,23 @@ export const callOutcomeKey = createContextKey<CallOutcome | undefined>(undefine
   description: "call outcome",
 });
 
+/** `docflow.api.v1.X/Y` of each method, made once. */
+const methodNames = new WeakMap<DescMethod, string>();
+
+function methodName(method: DescMethod): string {
+  let name = methodNames.get(method);
+  if (name === undefined) {
+    name = `${method.parent.typeName}/${method.name}`;
+    methodNames.set(method, name);
+  }
+  return name;
+}
+
 /** Outermost interceptor: records how the call ended. */
 export const outcomeInterceptor: Interceptor = (next) => async (req) => {
   const outcome = req.contextValues.get(callOutcomeKey);
   if (!outcome) return next(req);
-  outcome.method = `${req.service.typeName}/${req.method.name}`;
+  outcome.method = methodName(req.method);
   try {
     const res = await next(req);
     outcome.code = null;

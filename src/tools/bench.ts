@@ -260,6 +260,12 @@ interface Options {
   readonly httpGenerator: "autocannon" | "wrk";
   /** --profile [dir]: CPU profiles of the service under load instead, written to dir. */
   readonly profileDir: string | undefined;
+  /**
+   * BENCH_DATABASE_CORE: where the embedded database runs, "server" (default:
+   * beside the servers, as one small host runs both) or "load" (beside the
+   * load generators: the server has a core of its own).
+   */
+  readonly databaseCore: number;
 }
 
 function readOptions(): Options {
@@ -303,9 +309,14 @@ function readOptions(): Options {
   if (httpGenerator === "wrk" && onPath("wrk") === undefined) {
     throw new Error("BENCH_HTTP_GENERATOR=wrk, but wrk is not on PATH (apt-get install wrk)");
   }
+  const databaseCore = process.env.BENCH_DATABASE_CORE?.trim() || "server";
+  if (databaseCore !== "server" && databaseCore !== "load") {
+    throw new Error("BENCH_DATABASE_CORE must be server or load");
+  }
   return {
     against,
     httpGenerator,
+    databaseCore: databaseCore === "load" ? LOAD_CORE : SERVER_CORE,
     profileDir:
       profileAt === -1
         ? undefined
@@ -395,7 +406,7 @@ async function main(): Promise<void> {
 
   if (uri === undefined) {
     embedded = await startEmbeddedServer(dbName);
-    pinProcess(embedded.pid, SERVER_CORE);
+    pinProcess(embedded.pid, options.databaseCore);
   }
   const dbUri = uri ?? embedded?.uri ?? "";
   database = await openDatabase({
@@ -525,7 +536,7 @@ async function main(): Promise<void> {
       `${JSON.stringify(
         {
           date: new Date().toISOString(),
-          machine: machineFacts(dbUri),
+          machine: machineFacts(dbUri, options.databaseCore),
           generators: { http: httpGenerator, grpc: grpcGenerator },
           options: { ...options, scenarios: options.scenarios.map((s) => s.name) },
           rows,
@@ -685,7 +696,7 @@ HTTP load: ${httpGenerator}; gRPC load: ${grpcGenerator}; load ${os
       `${JSON.stringify(
         {
           date: new Date().toISOString(),
-          machine: machineFacts(String(env.MONGODB_URI ?? "")),
+          machine: machineFacts(String(env.MONGODB_URI ?? ""), options.databaseCore),
           options: { ...options, scenarios: options.scenarios.map((s) => s.name) },
           rows,
         },
@@ -1176,7 +1187,7 @@ function packageVersion(name: string): string {
   }
 }
 
-function machineFacts(dbUri: string) {
+function machineFacts(dbUri: string, databaseCore: number) {
   const cpus = os.cpus();
   return {
     node: process.version,
@@ -1188,7 +1199,9 @@ function machineFacts(dbUri: string) {
       ? `MONGODB_URI (${dbUri.replace(/\/\/[^@/]*@/, "//***@")})`
       : "embedded (jongodb: every query is a full collection scan)",
     pinning: hasTaskset
-      ? `servers${external ? "" : " + embedded database"} on core ${SERVER_CORE}, load generators + bench on core ${LOAD_CORE} (taskset)`
+      ? external || databaseCore === SERVER_CORE
+        ? `servers${external ? "" : " + embedded database"} on core ${SERVER_CORE}, load generators + bench on core ${LOAD_CORE} (taskset)`
+        : `servers on core ${SERVER_CORE}, embedded database + load generators + bench on core ${LOAD_CORE} (taskset)`
       : "none (taskset not found)",
   };
 }
@@ -1198,7 +1211,7 @@ function printMachine(
   dbUri: string,
   g: { httpGenerator: string; grpcGenerator: string; needsHttp: boolean; needsGrpc: boolean },
 ): void {
-  const m = machineFacts(dbUri);
+  const m = machineFacts(dbUri, options.databaseCore);
   console.log("docflow-api bench");
   console.log(
     `  node ${m.node}; ${m.cpu}; ${m.cores} cores; ${m.memoryGb} GB; load ${m.loadAverage.join(" ")}`,
