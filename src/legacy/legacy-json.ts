@@ -70,7 +70,12 @@ const plans = new WeakMap<DescMessage, readonly DescField[]>();
  * `Tree`) is walked as if it held string-bools: its plan is not known yet,
  * and walking a field that holds none changes nothing.
  */
-function planOf(schema: DescMessage, inProgress = new Set<DescMessage>()): readonly DescField[] {
+function planOf(schema: DescMessage): readonly DescField[] {
+  // A Set only when a plan is worked out: this runs for every message written or read.
+  return plans.get(schema) ?? workOut(schema, new Set());
+}
+
+function workOut(schema: DescMessage, inProgress: Set<DescMessage>): readonly DescField[] {
   const known = plans.get(schema);
   // Stryker disable next-line ConditionalExpression: the cache; working the plan out again gives the same plan
   if (known) return known;
@@ -82,7 +87,7 @@ function planOf(schema: DescMessage, inProgress = new Set<DescMessage>()): reado
     return (
       nested !== undefined &&
       // Stryker disable next-line ConditionalExpression,EqualityOperator: walking a message that holds no string-bool changes nothing; the plan only saves the walk
-      (inProgress.has(nested) || planOf(nested, inProgress).length > 0)
+      (inProgress.has(nested) || workOut(nested, inProgress).length > 0)
     );
   });
   // Stryker disable next-line CallExpression: the same: a message left "in progress" is walked, to no effect

@@ -83,7 +83,12 @@ export function createDeadlineInterceptor(defaultMs: number, log: Logger): Inter
     if (req.stream) return next(req);
     const context = callContextOf(req);
     if (context) {
-      return context.race(() => next(req), defaultMs, () => late(req), aborted);
+      return context.race(
+        () => next(req),
+        defaultMs,
+        () => late(req),
+        aborted,
+      );
     }
     const { signal } = req;
     return new Promise((resolve, reject) => {

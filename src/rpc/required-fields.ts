@@ -14,7 +14,12 @@ import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
  */
 const plans = new WeakMap<DescMessage, readonly DescField[]>();
 
-function planOf(schema: DescMessage, inProgress = new Set<DescMessage>()): readonly DescField[] {
+function planOf(schema: DescMessage): readonly DescField[] {
+  // Stryker disable next-line LogicalOperator: the cache; working the plan out again gives the same plan
+  return plans.get(schema) ?? workOut(schema, new Set());
+}
+
+function workOut(schema: DescMessage, inProgress: Set<DescMessage>): readonly DescField[] {
   const known = plans.get(schema);
   // Stryker disable next-line ConditionalExpression: the cache; working the plan out again gives the same plan
   if (known) return known;
@@ -26,7 +31,7 @@ function planOf(schema: DescMessage, inProgress = new Set<DescMessage>()): reado
     return (
       nested !== undefined &&
       // Stryker disable next-line ConditionalExpression,EqualityOperator: walking a message that holds no required field finds nothing; the plan only saves the walk
-      (inProgress.has(nested) || planOf(nested, inProgress).length > 0)
+      (inProgress.has(nested) || workOut(nested, inProgress).length > 0)
     );
   });
   // Stryker disable next-line CallExpression: a message left "in progress" is walked, to no effect

@@ -772,6 +772,11 @@ async function profileBench(
       const allocations = allocationsByPlace(heap.profile, ROOT);
       const file = join(dir, `${scenario.name}.${side.name}.cpuprofile`);
       writeFileSync(file, JSON.stringify(profile));
+      // Chrome DevTools' Memory tab reads it: allocations by stack, sampled.
+      writeFileSync(
+        join(dir, `${scenario.name}.${side.name}.heapprofile`),
+        JSON.stringify(heap.profile),
+      );
       const summary = summarizeProfile(
         file,
         ROOT,
