@@ -144,10 +144,9 @@ export function pipelineInvoker(
   const inputOf = (input: Message | DecodeFailure) =>
     input instanceof DecodeFailure ? new Undecodable(input.reason) : input;
   return {
-    async unary(method, input, call) {
-      const outcome = await callUnary(pipeline.interceptors, initOf(method, call), inputOf(input));
-      return outcome.error ? { error: outcome.error } : { output: outcome.output };
-    },
+    // callUnary's outcome is a UnaryResult (with the call's context beside it).
+    unary: (method, input, call) =>
+      callUnary(pipeline.interceptors, initOf(method, call), inputOf(input)),
     serverStream(method, input, call) {
       const decoded = inputOf(input);
       const inputs = (async function* () {

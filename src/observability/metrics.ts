@@ -251,27 +251,46 @@ function databaseMetrics(registry: Registry): (client: MongoClient) => void {
     collections.add(name);
     return name;
   };
+  // One label set per command and collection, made once (the commands and collections are bounded).
+  const labelSets = new Map<string, Map<string, Labels>>();
+  const labelsOf = (operation: string, collection: string): Labels => {
+    let byCollection = labelSets.get(operation);
+    if (!byCollection) {
+      byCollection = new Map();
+      labelSets.set(operation, byCollection);
+    }
+    let labels = byCollection.get(collection);
+    if (!labels) {
+      labels = collection
+        ? {
+            db_system_name: "mongodb",
+            db_operation_name: operation,
+            db_collection_name: collection,
+          }
+        : { db_system_name: "mongodb", db_operation_name: operation };
+      byCollection.set(collection, labels);
+    }
+    return labels;
+  };
   return (client) => {
-    const started = new Map<number, { operation: string; collection: string }>();
+    const started = new Map<number, Labels>();
     const ended = (requestId: number, durationMs: number, errorType: string) => {
-      const command = started.get(requestId);
-      if (!command) return;
+      const labels = started.get(requestId);
+      if (!labels) return;
       started.delete(requestId);
       duration.observe(
-        {
-          db_system_name: "mongodb",
-          db_operation_name: command.operation,
-          ...(command.collection ? { db_collection_name: command.collection } : {}),
-          ...(errorType ? { error_type: errorType } : {}),
-        },
+        errorType ? { ...labels, error_type: errorType } : labels,
         durationMs / 1000,
       );
     };
     client.on("commandStarted", (event) => {
-      started.set(event.requestId, {
-        operation: KNOWN_COMMANDS.has(event.commandName) ? event.commandName : "_OTHER",
-        collection: collectionLabel(commandCollection(event)),
-      });
+      started.set(
+        event.requestId,
+        labelsOf(
+          KNOWN_COMMANDS.has(event.commandName) ? event.commandName : "_OTHER",
+          collectionLabel(commandCollection(event)),
+        ),
+      );
     });
     client.on("commandSucceeded", (event) => ended(event.requestId, event.duration, ""));
     client.on("commandFailed", (event) => {

@@ -1,5 +1,10 @@
 /** Typed context keys through which the front and the interceptors hand values to handlers. */
-import { createContextKey, type HandlerContext } from "@connectrpc/connect";
+import {
+  type ContextKey,
+  type ContextValues,
+  createContextKey,
+  type HandlerContext,
+} from "@connectrpc/connect";
 import type { Deps } from "../deps";
 import type { Caller } from "../domain/model";
 
@@ -43,4 +48,30 @@ export function callerOf(ctx: HandlerContext): Caller {
     throw new Error("the auth interceptor did not run");
   }
   return caller;
+}
+
+/**
+ * A call's context values: connect-es's `ContextValues`, kept in a Map.
+ * connect-es's own (`createContextValues`) is an object with its three
+ * methods made anew and its keys, symbols, added as properties: every call's
+ * object takes shapes of its own, so every get, set and `in` on it is a
+ * megamorphic lookup.
+ */
+export class CallValues implements ContextValues {
+  private readonly values = new Map<symbol, unknown>();
+
+  get<T>(key: ContextKey<T>): T {
+    const value = this.values.get(key.id);
+    return value !== undefined || this.values.has(key.id) ? (value as T) : key.defaultValue;
+  }
+
+  set<T>(key: ContextKey<T>, value: T): this {
+    this.values.set(key.id, value);
+    return this;
+  }
+
+  delete(key: ContextKey<unknown>): this {
+    this.values.delete(key.id);
+    return this;
+  }
 }

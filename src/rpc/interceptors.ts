@@ -152,7 +152,8 @@ export function createAuthInterceptor(
           : await authenticate(header, deps.credentials, deps.now);
       req.contextValues.set(callerKey, caller);
     }
-    return next(req);
+    // Awaited: an async function that returns a promise resolves through two more jobs.
+    return await next(req);
   };
 }
 
