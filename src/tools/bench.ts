@@ -4,13 +4,15 @@
  * plain node:http server (legacy and Connect paths) and a plain grpc-js
  * server (gRPC) — on the embedded database, or on MONGODB_URI when set (a
  * fresh database, dropped at the end). Every server is a child process pinned
- * to core 0 with the database; the load generators (autocannon; ghz if on
- * PATH, else a grpc-js generator) run pinned to core 1. Answers are checked
- * byte for byte before anything is timed. Runs are interleaved service,
- * floor, service, floor… per scenario and connection count.
+ * to core 0, alone; the embedded database and the load generators (wrk if on
+ * PATH, else autocannon; ghz if on PATH, else a grpc-js generator) run pinned
+ * to core 1. Answers are checked byte for byte before anything is timed.
+ * Runs are interleaved service, floor, service, floor… per scenario and
+ * connection count.
  *
  * Environment: BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_WARMUP_SECONDS (2),
- * BENCH_CONNECTIONS ("32,256"), BENCH_SCENARIOS (comma list, default all).
+ * BENCH_CONNECTIONS ("32,256"), BENCH_SCENARIOS (comma list, default all),
+ * BENCH_DATABASE_CORE ("load", or "server": the database on the servers' core).
  *
  * `npm run bench -- --observability` (or BENCH_OBSERVABILITY=1) compares the
  * service with itself instead, interleaved: metrics off, metrics on, metrics
@@ -26,8 +28,9 @@
  * another commit (built in a git worktree of its own, sharing node_modules),
  * interleaved, after checking that both give the same answers.
  *
- * BENCH_HTTP_GENERATOR=wrk drives the HTTP scenarios with wrk (on PATH)
- * instead of autocannon: a second, independent measure of the same calls.
+ * BENCH_HTTP_GENERATOR=autocannon or wrk chooses the HTTP load generator
+ * (default: wrk when it is on PATH): a second, independent measure of the
+ * same calls.
  */
 import { execFileSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
@@ -52,7 +55,7 @@ import {
   type Scenario,
 } from "./bench/fixture";
 import { type GhzFiles, ghzArgs, parseGhz, prepareGhz } from "./bench/ghz";
-import { cpuMs, type LoadResult, median, rssMb, START_LINE } from "./bench/measure";
+import { cpuByThreadMs, cpuMs, type LoadResult, median, rssMb, START_LINE } from "./bench/measure";
 import {
   hasTaskset,
   killAllNow,
@@ -76,20 +79,24 @@ Throughput, latency, server CPU per request, database commands per request and
 memory of the service against two baselines: "tight", a plain node:http server
 (a plain grpc-js server for gRPC) that makes exactly the service's database
 calls with the same caching, and "uncached", the calls an uncached service
-made. Interleaved, servers pinned to one core and load generators to the
-other; answers are checked byte for byte before anything is timed. About 10
-minutes with the defaults. Ctrl-C stops every child process.
+made. Interleaved, servers pinned to one core, alone, and the database and
+the load generators to the other; answers are checked byte for byte before
+anything is timed. About 12 minutes with the defaults. Ctrl-C stops every
+child process.
 
   --json [file]      also write the results as JSON (default bench-results.json)
   --against REV      compare with the service at another commit instead
   --observability    compare metrics and tracing settings of the service instead
   --profile [dir]    CPU profiles of the service under each scenario instead:
                      top frames by self time, costs by place, a flame graph
-                     (SVG) and the raw .cpuprofile (default dir bench-profiles)
+                     (SVG), the raw .cpuprofile and .heapprofile (default dir
+                     bench-profiles)
 
 Environment: BENCH_ROUNDS (3), BENCH_SECONDS (5), BENCH_WARMUP_SECONDS (2),
 BENCH_CONNECTIONS ("32,256"), BENCH_SCENARIOS (comma list, default all),
-BENCH_HTTP_GENERATOR (autocannon or wrk), BENCH_NODE_FLAGS ("flags|flags"),
+BENCH_HTTP_GENERATOR (wrk if on PATH, else autocannon), BENCH_DATABASE_CORE
+("load", or "server": the embedded database on the servers' core),
+BENCH_NODE_FLAGS ("flags|flags"),
 MONGODB_URI (a real MongoDB: a fresh database, dropped at the end).
 See docs/performance.md.`;
 
@@ -218,6 +225,8 @@ interface RunResult {
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly cpuMsPerReq: number;
+  /** Of cpuMsPerReq: V8's helper threads (parallel and concurrent garbage collection, compiling). */
+  readonly helperCpuMsPerReq: number;
   /** The embedded engine's CPU per request; NaN on MONGODB_URI. */
   readonly dbCpuMsPerReq: number;
   readonly rssMaxMb: number;
@@ -236,6 +245,7 @@ interface Row {
   readonly p50Ms: number;
   readonly p99Ms: number;
   readonly cpuMsPerReq: number;
+  readonly helperCpuMsPerReq: number;
   readonly dbCpuMsPerReq: number;
   readonly rssMaxMb: number;
   readonly commandsPerReq: number;
@@ -261,9 +271,10 @@ interface Options {
   /** --profile [dir]: CPU profiles of the service under load instead, written to dir. */
   readonly profileDir: string | undefined;
   /**
-   * BENCH_DATABASE_CORE: where the embedded database runs, "server" (default:
-   * beside the servers, as one small host runs both) or "load" (beside the
-   * load generators: the server has a core of its own).
+   * BENCH_DATABASE_CORE: where the embedded database runs, "load" (default:
+   * beside the load generators, so that the server has a core of its own, as
+   * a deployment's database is elsewhere) or "server" (beside the servers,
+   * as one small host runs both: the engine's work then slows every server).
    */
   readonly databaseCore: number;
 }
@@ -302,14 +313,16 @@ function readOptions(): Options {
   if (againstAt !== -1 && (against === undefined || against.startsWith("--"))) {
     throw new Error("--against needs a commit, e.g. --against af2a728");
   }
-  const httpGenerator = process.env.BENCH_HTTP_GENERATOR?.trim() || "autocannon";
+  // wrk (C, light on the load core it shares with the database) when installed.
+  const httpGenerator =
+    process.env.BENCH_HTTP_GENERATOR?.trim() || (onPath("wrk") ? "wrk" : "autocannon");
   if (httpGenerator !== "autocannon" && httpGenerator !== "wrk") {
     throw new Error("BENCH_HTTP_GENERATOR must be autocannon or wrk");
   }
   if (httpGenerator === "wrk" && onPath("wrk") === undefined) {
     throw new Error("BENCH_HTTP_GENERATOR=wrk, but wrk is not on PATH (apt-get install wrk)");
   }
-  const databaseCore = process.env.BENCH_DATABASE_CORE?.trim() || "server";
+  const databaseCore = process.env.BENCH_DATABASE_CORE?.trim() || "load";
   if (databaseCore !== "server" && databaseCore !== "load") {
     throw new Error("BENCH_DATABASE_CORE must be server or load");
   }
@@ -974,6 +987,8 @@ async function runOnce(
 
   let cpuStart = 0;
   let cpuEnd = 0;
+  let helpersStart = 0;
+  let helpersEnd = 0;
   let dbStart = 0;
   let dbEnd = 0;
   let rssMax = 0;
@@ -991,11 +1006,13 @@ async function runOnce(
       startLine,
       onStart: () => {
         cpuStart = cpuOf(pid);
+        helpersStart = helpersCpuOf(pid);
         dbStart = tools.dbPid === undefined ? 0 : cpuOf(tools.dbPid);
         sampleRss();
       },
       onEnd: () => {
         cpuEnd = cpuOf(pid);
+        helpersEnd = helpersCpuOf(pid);
         dbEnd = tools.dbPid === undefined ? 0 : cpuOf(tools.dbPid);
         sampleRss();
       },
@@ -1009,6 +1026,7 @@ async function runOnce(
       p50Ms: result.p50Ms,
       p99Ms: result.p99Ms,
       cpuMsPerReq: (cpuEnd - cpuStart) / requests,
+      helperCpuMsPerReq: (helpersEnd - helpersStart) / requests,
       dbCpuMsPerReq: tools.dbPid === undefined ? Number.NaN : (dbEnd - dbStart) / requests,
       rssMaxMb: rssMax,
       requests: result.requests,
@@ -1024,6 +1042,15 @@ async function runOnce(
 function cpuOf(pid: number): number {
   try {
     return cpuMs(pid);
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** The CPU time so far of a process's V8 helper threads; NaN once it is gone. */
+function helpersCpuOf(pid: number): number {
+  try {
+    return cpuByThreadMs(pid).helpers;
   } catch {
     return Number.NaN;
   }
@@ -1052,6 +1079,7 @@ function summarize(
     p50Ms: median(rounds.map((r) => r.p50Ms)),
     p99Ms: median(rounds.map((r) => r.p99Ms)),
     cpuMsPerReq: median(rounds.map((r) => r.cpuMsPerReq)),
+    helperCpuMsPerReq: median(rounds.map((r) => r.helperCpuMsPerReq)),
     dbCpuMsPerReq: median(rounds.map((r) => r.dbCpuMsPerReq)),
     rssMaxMb: Math.max(...rounds.map((r) => r.rssMaxMb)),
     commandsPerReq: median(rounds.map((r) => r.commandsPerReq)),
@@ -1298,7 +1326,8 @@ class Table {
 }
 
 function ratios(a: Row, b: Row): string {
-  return `req/s x${fmt(a.reqPerS / b.reqPerS, 2)}, CPU/req x${fmt(a.cpuMsPerReq / b.cpuMsPerReq, 2)}, p50 x${fmt(a.p50Ms / b.p50Ms, 2)}, p99 x${fmt(a.p99Ms / b.p99Ms, 2)}`;
+  const main = (r: Row) => r.cpuMsPerReq - r.helperCpuMsPerReq;
+  return `req/s x${fmt(a.reqPerS / b.reqPerS, 2)}, CPU/req x${fmt(a.cpuMsPerReq / b.cpuMsPerReq, 2)} (main thread ${fmt(main(a) * 1000, 0)} vs ${fmt(main(b) * 1000, 0)} µs, V8 helper threads ${fmt(a.helperCpuMsPerReq * 1000, 0)} vs ${fmt(b.helperCpuMsPerReq * 1000, 0)} µs), p50 x${fmt(a.p50Ms / b.p50Ms, 2)}, p99 x${fmt(a.p99Ms / b.p99Ms, 2)}`;
 }
 
 /**

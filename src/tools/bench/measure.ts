@@ -4,7 +4,7 @@
  * /proc (Linux only).
  */
 import { execFileSync } from "node:child_process";
-import { readFileSync } from "node:fs";
+import { readdirSync, readFileSync } from "node:fs";
 
 /** The one JSON line a load generator prints when it is done. */
 export interface LoadResult {
@@ -81,6 +81,32 @@ export function cpuMs(pid: number): number {
   const utime = Number(fields[11]);
   const stime = Number(fields[12]);
   return ((utime + stime) * 1000) / ticksPerSecond();
+}
+
+/**
+ * A process's CPU time so far (ms) by thread: the main thread (JavaScript,
+ * the event loop, and the parts of garbage collection it runs itself) and
+ * V8's helper threads ("V8Worker": parallel scavenges, concurrent marking,
+ * sweeping, compiling). Threads that ended before the call are not counted.
+ */
+export function cpuByThreadMs(pid: number): { main: number; helpers: number } {
+  let main = 0;
+  let helpers = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) {
+    let stat: string;
+    let comm: string;
+    try {
+      stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf8");
+      comm = readFileSync(`/proc/${pid}/task/${tid}/comm`, "utf8");
+    } catch {
+      continue; // the thread ended in between
+    }
+    const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const ms = ((Number(fields[11]) + Number(fields[12])) * 1000) / ticksPerSecond();
+    if (tid === String(pid)) main += ms;
+    else if (comm.startsWith("V8Worker")) helpers += ms;
+  }
+  return { main, helpers };
 }
 
 /** Resident set size in MB (VmRSS). */
