@@ -17,6 +17,7 @@ import {
   toJson,
 } from "@bufbuild/protobuf";
 import { json_string } from "../../gen/docflow/legacy/options_pb";
+import { fieldPlans } from "../rpc/field-plan";
 
 export class LegacyJsonError extends Error {
   override readonly name = "LegacyJsonError";
@@ -63,39 +64,7 @@ const isObject = (value: JsonValue | undefined): value is JsonObject =>
   typeof value === "object" && value !== null && !Array.isArray(value);
 
 /** The fields of a message that hold string-bools, directly or deeper; worked out once per schema. */
-const plans = new WeakMap<DescMessage, readonly DescField[]>();
-
-/**
- * A message still being worked out (a recursive one: `Tree.Child` is a
- * `Tree`) is walked as if it held string-bools: its plan is not known yet,
- * and walking a field that holds none changes nothing.
- */
-function planOf(schema: DescMessage): readonly DescField[] {
-  // A Set only when a plan is worked out: this runs for every message written or read.
-  return plans.get(schema) ?? workOut(schema, new Set());
-}
-
-function workOut(schema: DescMessage, inProgress: Set<DescMessage>): readonly DescField[] {
-  const known = plans.get(schema);
-  // Stryker disable next-line ConditionalExpression: the cache; working the plan out again gives the same plan
-  if (known) return known;
-  inProgress.add(schema);
-  const fields = schema.fields.filter((field) => {
-    if (isStringBool(field)) return true;
-    // A message field, a list of messages or a map to messages; undefined for any other.
-    const nested = field.message;
-    return (
-      nested !== undefined &&
-      // Stryker disable next-line ConditionalExpression,EqualityOperator: walking a message that holds no string-bool changes nothing; the plan only saves the walk
-      (inProgress.has(nested) || workOut(nested, inProgress).length > 0)
-    );
-  });
-  // Stryker disable next-line CallExpression: the same: a message left "in progress" is walked, to no effect
-  inProgress.delete(schema);
-  // Stryker disable next-line CallExpression: the cache (see above)
-  plans.set(schema, fields);
-  return fields;
-}
+const planOf = fieldPlans(isStringBool);
 
 /**
  * Applies `convert` to every string-bool field, walking nested messages by the

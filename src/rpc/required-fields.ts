@@ -3,42 +3,12 @@
  * without complaint (the field reads as 0/""/false), so requests are checked
  * here, on every protocol, before a handler sees them.
  */
-import { type DescField, type DescMessage, isFieldSet, type Message } from "@bufbuild/protobuf";
+import { type DescMessage, isFieldSet, type Message } from "@bufbuild/protobuf";
 import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
+import { fieldPlans } from "./field-plan";
 
-/**
- * The fields of a message worth looking at: required ones, and message
- * fields (single, lists, maps) whose message holds a required field,
- * directly or deeper. Worked out once per schema; for most requests it is
- * short or empty, and a call walks only it.
- */
-const plans = new WeakMap<DescMessage, readonly DescField[]>();
-
-function planOf(schema: DescMessage): readonly DescField[] {
-  // Stryker disable next-line LogicalOperator: the cache; working the plan out again gives the same plan
-  return plans.get(schema) ?? workOut(schema, new Set());
-}
-
-function workOut(schema: DescMessage, inProgress: Set<DescMessage>): readonly DescField[] {
-  const known = plans.get(schema);
-  // Stryker disable next-line ConditionalExpression: the cache; working the plan out again gives the same plan
-  if (known) return known;
-  inProgress.add(schema);
-  const plan = schema.fields.filter((field) => {
-    if (field.presence === FeatureSet_FieldPresence.LEGACY_REQUIRED) return true;
-    const nested = field.message;
-    // A message being worked out (a recursive one) is walked: its plan is not known yet.
-    return (
-      nested !== undefined &&
-      // Stryker disable next-line ConditionalExpression,EqualityOperator: walking a message that holds no required field finds nothing; the plan only saves the walk
-      (inProgress.has(nested) || workOut(nested, inProgress).length > 0)
-    );
-  });
-  // Stryker disable next-line CallExpression: a message left "in progress" is walked, to no effect
-  inProgress.delete(schema);
-  plans.set(schema, plan);
-  return plan;
-}
+/** Required fields, and the message fields that hold one, directly or deeper: worked out once per schema. */
+const planOf = fieldPlans((field) => field.presence === FeatureSet_FieldPresence.LEGACY_REQUIRED);
 
 /** Path of the first required field that is not set, e.g. `Subscriptions[1].IsSubscribed`. */
 export function findMissingRequiredField(

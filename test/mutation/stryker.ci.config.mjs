@@ -12,6 +12,8 @@ export default {
   ...base,
   mutate: [
     "src/legacy/legacy-json.ts",
+    "src/rpc/field-plan.ts",
+    "src/rpc/required-fields.ts",
     "src/legacy/query.ts",
     "src/legacy/http-rules.ts",
     "src/storage/listing-key.ts",

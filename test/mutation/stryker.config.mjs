@@ -16,6 +16,8 @@ export default {
     "!src/domain/ports.ts",
     "src/legacy/decode.ts",
     "src/legacy/legacy-json.ts",
+    "src/rpc/field-plan.ts",
+    "src/rpc/required-fields.ts",
     "src/legacy/query.ts",
     "src/legacy/http-rules.ts",
     "src/storage/listing-key.ts",

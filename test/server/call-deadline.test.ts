@@ -8,8 +8,7 @@
  * so the code alone says which timer ended the call. This file starts its
  * own embedded server, since it must pause that process.
  */
-import { readFileSync } from "node:fs";
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SubscriptionService } from "../../gen/docflow/api/v1/subscriptions_pb";
@@ -23,7 +22,8 @@ import {
   TEST_CACHE,
   TEST_TIMEOUTS,
 } from "../support/harness";
-import { envelope, h2Request } from "../support/wire";
+import { freeze, timed } from "../support/paused";
+import { grpcStatusWithTimeout } from "../support/wire";
 
 /** The call deadline under test. */
 const DEADLINE_MS = 400;
@@ -71,23 +71,6 @@ const legacyUpdate = (requestId: string) =>
     body: '{"Subscriptions":[{"Id":"News","IsSubscribed":"true"}]}',
   });
 
-/** Pauses the process and waits until the kernel reports it stopped (state T). */
-async function freeze(pid: number): Promise<void> {
-  process.kill(pid, "SIGSTOP");
-  for (let i = 0; i < 100; i++) {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    if (/^\d+ \(.*\) [Tt] /.test(stat)) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error("the database process did not stop");
-}
-
-async function timed<T>(work: Promise<T>): Promise<[T, number]> {
-  const started = Date.now();
-  const value = await work;
-  return [value, Date.now() - started];
-}
-
 describe("the call deadline", () => {
   it("lets a call that finishes in time answer (the control case)", async () => {
     const res = await legacyUpdate("deadline-control");
@@ -124,20 +107,11 @@ describe("the call deadline", () => {
   );
 
   it("ends a call at the client's own shorter deadline, as the client's (no deadline error logged)", async () => {
-    const res = await h2Request(
-      h.baseUrl,
-      {
-        ":method": "POST",
-        ":path": `/${method.parent.typeName}/${method.name}`,
-        "content-type": "application/grpc",
-        te: "trailers",
-        "grpc-timeout": "50m",
-        authorization: authHeader("admin"),
-        "x-request-id": "deadline-client",
-      },
-      envelope(toBinary(method.input, request())),
-    );
-    const status = res.trailers?.["grpc-status"] ?? res.headers["grpc-status"];
+    const status = await grpcStatusWithTimeout(h.baseUrl, method, request(), {
+      authorization: authHeader("admin"),
+      "grpc-timeout": "50m",
+      "x-request-id": "deadline-client",
+    });
     expect(status).toBe(String(Code.DeadlineExceeded));
     expect(logsOf("deadline-client").map((l) => l.msg)).not.toContain("call exceeded its deadline");
   });

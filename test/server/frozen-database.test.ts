@@ -7,9 +7,8 @@
  * without a restart once the database answers again. This file always starts
  * its own embedded server, since it must pause that process.
  */
-import { readFileSync } from "node:fs";
 import http from "node:http";
-import { create, toBinary } from "@bufbuild/protobuf";
+import { create } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SubscriptionService } from "../../gen/docflow/api/v1/subscriptions_pb";
@@ -24,7 +23,8 @@ import {
   TEST_CACHE,
   TEST_TIMEOUTS,
 } from "../support/harness";
-import { envelope, h2Request } from "../support/wire";
+import { freeze, timed } from "../support/paused";
+import { grpcStatusWithTimeout } from "../support/wire";
 
 /** MONGODB_TIMEOUT_MS of this file's server. */
 const DATABASE_MS = 500;
@@ -76,23 +76,6 @@ const legacyUpdate = (headers: Record<string, string> = {}) =>
     body: '{"Subscriptions":[{"Id":"News","IsSubscribed":"true"}]}',
   });
 
-/** Pauses the process and waits until the kernel reports it stopped (state T). */
-async function freeze(pid: number): Promise<void> {
-  process.kill(pid, "SIGSTOP");
-  for (let i = 0; i < 100; i++) {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    if (/^\d+ \(.*\) [Tt] /.test(stat)) return;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error("the database process did not stop");
-}
-
-async function timed<T>(work: Promise<T>): Promise<[T, number]> {
-  const started = Date.now();
-  const value = await work;
-  return [value, Date.now() - started];
-}
-
 describe("a frozen database", () => {
   it("is working before it freezes (the control case)", async () => {
     expect((await legacyUpdate()).status).toBe(200);
@@ -143,20 +126,11 @@ describe("a frozen database", () => {
   it("a gRPC client's own shorter deadline is honoured: the server answers DEADLINE_EXCEEDED", async () => {
     // Sent raw, with no deadline of the client's own: the trailers are the server's answer.
     // Had it ignored grpc-timeout, the database's timeout would have made it UNAVAILABLE.
-    const res = await h2Request(
-      h.baseUrl,
-      {
-        ":method": "POST",
-        ":path": `/${method.parent.typeName}/${method.name}`,
-        "content-type": "application/grpc",
-        te: "trailers",
-        "grpc-timeout": "100m",
-        authorization: authHeader("admin"),
-        "x-request-id": "client-deadline-1",
-      },
-      envelope(toBinary(method.input, request())),
-    );
-    const status = res.trailers?.["grpc-status"] ?? res.headers["grpc-status"];
+    const status = await grpcStatusWithTimeout(h.baseUrl, method, request(), {
+      authorization: authHeader("admin"),
+      "grpc-timeout": "100m",
+      "x-request-id": "client-deadline-1",
+    });
     expect(status).toBe(String(Code.DeadlineExceeded));
   });
 

@@ -4,6 +4,7 @@
  * library decides for us whether to compress or how to frame.
  */
 import http2 from "node:http2";
+import { type DescMethod, type Message, toBinary } from "@bufbuild/protobuf";
 
 /** One gRPC / gRPC-Web / Connect-streaming envelope: flags, 4-byte length, the message. */
 export function envelope(message: Uint8Array, flags = 0): Buffer {
@@ -80,4 +81,30 @@ export async function h2Request(
   } finally {
     session.close();
   }
+}
+
+/**
+ * A unary gRPC call sent raw over h2c with a `grpc-timeout` of the client's
+ * and no deadline of its own (the trailers are the server's answer): its
+ * grpc-status.
+ */
+export async function grpcStatusWithTimeout(
+  baseUrl: string,
+  method: DescMethod,
+  request: Message,
+  headers: { authorization: string; "grpc-timeout": string; "x-request-id": string },
+): Promise<string | undefined> {
+  const res = await h2Request(
+    baseUrl,
+    {
+      ":method": "POST",
+      ":path": `/${method.parent.typeName}/${method.name}`,
+      "content-type": "application/grpc",
+      te: "trailers",
+      ...headers,
+    },
+    envelope(toBinary(method.input, request)),
+  );
+  const status = res.trailers?.["grpc-status"] ?? res.headers["grpc-status"];
+  return status === undefined ? undefined : String(status);
 }
