@@ -16,13 +16,7 @@ import type { Binding } from "../transcoder/rules";
 import { httpBindingKey } from "../transcoder/transcoder";
 import { readDecodedBody } from "../wire/body";
 import { COMPRESS_MIN_BYTES, compress, negotiateCoding } from "../wire/compression";
-import {
-  clientGone,
-  type NodeRequest,
-  type NodeResponse,
-  requestHeaders,
-  writeChunk,
-} from "../wire/http";
+import { type NodeRequest, type NodeResponse, requestHeaders, writeChunk } from "../wire/http";
 import { addVary } from "../wire/plain";
 
 /** What a transcoded call carries to the pipeline. */
@@ -45,7 +39,6 @@ export function exchangeOf(req: NodeRequest, res: NodeResponse, maxBytes: number
 /** One request and its answer; a class, so that a request costs one object, not a dozen closures. */
 class HttpExchange implements NodeExchange {
   readonly httpMethod: string;
-  private gone: AbortSignal | undefined;
 
   constructor(
     readonly req: NodeRequest,
@@ -53,12 +46,6 @@ class HttpExchange implements NodeExchange {
     private readonly maxBytes: number,
   ) {
     this.httpMethod = req.method ?? "GET";
-  }
-
-  /** Made when first read: the pipeline learns of the client leaving from `res` itself. */
-  get signal(): AbortSignal {
-    this.gone ??= clientGone(this.res);
-    return this.gone;
   }
 
   header(name: string): string | undefined {

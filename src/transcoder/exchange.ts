@@ -18,8 +18,6 @@ export interface Exchange {
   readBody(): Promise<Uint8Array>;
   /** Tells the host the body will not be read. */
   skipBody(): void;
-  /** Aborted when the client goes away. */
-  readonly signal: AbortSignal;
   /** Writes a whole answer. */
   respond(status: number, headers: Record<string, string>, body: Uint8Array): Promise<void>;
   /** Starts a streamed answer: its chunks, then its end. */

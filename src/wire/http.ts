@@ -4,7 +4,6 @@
  */
 import type { IncomingMessage, ServerResponse } from "node:http";
 import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
-import { Code, ConnectError } from "@connectrpc/connect";
 
 export type NodeRequest = IncomingMessage | Http2ServerRequest;
 export type NodeResponse = ServerResponse | Http2ServerResponse;
@@ -41,13 +40,4 @@ export function writeChunk(res: NodeResponse, chunk: Uint8Array): boolean {
 /** Sends the status and headers now (an HTTP/2 HEADERS frame), before any body. */
 export function sendHead(res: NodeResponse): void {
   if (!res.headersSent) (res as ServerResponse).writeHead(res.statusCode);
-}
-
-/** Aborted when the answer's stream closes before it was finished: the client went away. */
-export function clientGone(res: NodeResponse): AbortSignal {
-  const abort = new AbortController();
-  res.once("close", () => {
-    if (!res.writableFinished) abort.abort(new ConnectError("the client went away", Code.Canceled));
-  });
-  return abort.signal;
 }

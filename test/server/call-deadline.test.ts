@@ -8,21 +8,19 @@
  * so the code alone says which timer ended the call. This file starts its
  * own embedded server, since it must pause that process.
  */
-import { create } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SubscriptionService } from "../../gen/docflow/api/v1/subscriptions_pb";
-import { type EmbeddedServer, startEmbeddedServer } from "../../src/storage/embedded-server";
-import { authHeader, BOX, baseFixture, USERS } from "../support/fixture";
+import type { EmbeddedServer } from "../../src/storage/embedded-server";
+import { authHeader, BOX, USERS } from "../support/fixture";
+import { callRpc, type Harness, legacy } from "../support/harness";
 import {
-  callRpc,
-  type Harness,
-  legacy,
-  startHarness,
-  TEST_CACHE,
-  TEST_TIMEOUTS,
-} from "../support/harness";
-import { freeze, timed } from "../support/paused";
+  clerkNewsUpdate,
+  freeze,
+  type PausableService,
+  startOnPausableEngine,
+  timed,
+  updateMethod,
+} from "../support/paused";
 import { grpcStatusWithTimeout } from "../support/wire";
 
 /** The call deadline under test. */
@@ -32,31 +30,24 @@ const DATABASE_MS = 20_000;
 /** An upper bound that is the behaviour (the deadline), with room for a loaded machine. */
 const ANSWERED_WITHIN_MS = DEADLINE_MS + 4_000;
 
+let service: PausableService;
 let h: Harness;
 let server: EmbeddedServer;
 
 beforeAll(async () => {
-  server = await startEmbeddedServer("deadline");
-  h = await startHarness(
-    baseFixture(),
-    { ...TEST_TIMEOUTS, callDeadlineMs: DEADLINE_MS, databaseMs: DATABASE_MS },
-    TEST_CACHE,
-    { database: { uri: server.uri, name: "deadline", close: async () => undefined } },
-  );
+  service = await startOnPausableEngine("deadline", {
+    callDeadlineMs: DEADLINE_MS,
+    databaseMs: DATABASE_MS,
+  });
+  h = service.h;
+  server = service.engine;
 });
 afterAll(async () => {
-  process.kill(server.pid, "SIGCONT");
-  await h?.close();
-  await server?.stop();
+  await service?.close();
 });
 
-const method = SubscriptionService.method.updateSubscriptions;
-const request = () =>
-  create(method.input, {
-    boxId: BOX,
-    userId: USERS.clerk.userId,
-    subscriptions: { Subscriptions: [{ Id: "News", IsSubscribed: true }] },
-  });
+const method = updateMethod;
+const request = clerkNewsUpdate;
 const logsOf = (requestId: string) =>
   h.logs.map((l) => JSON.parse(l)).filter((l) => l.requestId === requestId);
 const legacyUpdate = (requestId: string) =>

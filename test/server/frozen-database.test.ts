@@ -11,19 +11,18 @@ import http from "node:http";
 import { create } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SubscriptionService } from "../../gen/docflow/api/v1/subscriptions_pb";
 import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health/v1/health_pb";
-import { type EmbeddedServer, startEmbeddedServer } from "../../src/storage/embedded-server";
-import { authHeader, BOX, baseFixture, USERS } from "../support/fixture";
+import type { EmbeddedServer } from "../../src/storage/embedded-server";
+import { authHeader, BOX, USERS } from "../support/fixture";
+import { callRpc, type Harness, legacy } from "../support/harness";
 import {
-  callRpc,
-  type Harness,
-  legacy,
-  startHarness,
-  TEST_CACHE,
-  TEST_TIMEOUTS,
-} from "../support/harness";
-import { freeze, timed } from "../support/paused";
+  clerkNewsUpdate,
+  freeze,
+  type PausableService,
+  startOnPausableEngine,
+  timed,
+  updateMethod,
+} from "../support/paused";
 import { grpcStatusWithTimeout } from "../support/wire";
 
 /** MONGODB_TIMEOUT_MS of this file's server. */
@@ -35,36 +34,25 @@ const UNAVAILABLE_WITHIN_MS = 3 * DATABASE_MS + 4_000;
 const HEALTH_MS = 300;
 const HEALTH_WITHIN_MS = HEALTH_MS + 3_000;
 
+let service: PausableService;
 let h: Harness;
 let server: EmbeddedServer;
 
 beforeAll(async () => {
-  server = await startEmbeddedServer("frozen");
-  h = await startHarness(
-    baseFixture(),
-    {
-      ...TEST_TIMEOUTS,
-      callDeadlineMs: DEADLINE_MS,
-      databaseMs: DATABASE_MS,
-      healthMs: HEALTH_MS,
-    },
-    TEST_CACHE,
-    { database: { uri: server.uri, name: "frozen", close: async () => undefined } },
-  );
+  service = await startOnPausableEngine("frozen", {
+    callDeadlineMs: DEADLINE_MS,
+    databaseMs: DATABASE_MS,
+    healthMs: HEALTH_MS,
+  });
+  h = service.h;
+  server = service.engine;
 });
 afterAll(async () => {
-  process.kill(server.pid, "SIGCONT");
-  await h?.close();
-  await server?.stop();
+  await service?.close();
 });
 
-const method = SubscriptionService.method.updateSubscriptions;
-const request = () =>
-  create(method.input, {
-    boxId: BOX,
-    userId: USERS.clerk.userId,
-    subscriptions: { Subscriptions: [{ Id: "News", IsSubscribed: true }] },
-  });
+const method = updateMethod;
+const request = clerkNewsUpdate;
 const logs = () => h.logs;
 const logsOf = (requestId: string) =>
   h.logs.map((l) => JSON.parse(l)).filter((l) => l.requestId === requestId);

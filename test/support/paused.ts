@@ -1,5 +1,52 @@
-/** A process paused with SIGSTOP (the embedded database that stops answering), and how long a call took. */
+/**
+ * A service on an embedded database of its own that a test may pause with
+ * SIGSTOP (a database that stops answering), the call such tests send, and
+ * how long a call took.
+ */
 import { readFileSync } from "node:fs";
+import { create } from "@bufbuild/protobuf";
+import { SubscriptionService } from "../../gen/docflow/api/v1/subscriptions_pb";
+import type { Timeouts } from "../../src/config";
+import { type EmbeddedServer, startEmbeddedServer } from "../../src/storage/embedded-server";
+import { BOX, baseFixture, USERS } from "./fixture";
+import { type Harness, startHarness, TEST_CACHE, TEST_TIMEOUTS } from "./harness";
+
+export interface PausableService {
+  readonly h: Harness;
+  /** The embedded engine the service uses, this file's own. */
+  readonly engine: EmbeddedServer;
+  /** Resumes the engine if paused, then stops the service and the engine. */
+  close(): Promise<void>;
+}
+
+/** The service with `timeouts` (over TEST_TIMEOUTS) on an embedded engine of its own. */
+export async function startOnPausableEngine(
+  name: string,
+  timeouts: Partial<Timeouts>,
+): Promise<PausableService> {
+  const engine = await startEmbeddedServer(name);
+  const h = await startHarness(baseFixture(), { ...TEST_TIMEOUTS, ...timeouts }, TEST_CACHE, {
+    database: { uri: engine.uri, name, close: async () => undefined },
+  });
+  return {
+    h,
+    engine,
+    async close() {
+      process.kill(engine.pid, "SIGCONT");
+      await h.close();
+      await engine.stop();
+    },
+  };
+}
+
+/** UpdateSubscriptions of the clerk's "News", the write these tests send. */
+export const updateMethod = SubscriptionService.method.updateSubscriptions;
+export const clerkNewsUpdate = () =>
+  create(updateMethod.input, {
+    boxId: BOX,
+    userId: USERS.clerk.userId,
+    subscriptions: { Subscriptions: [{ Id: "News", IsSubscribed: true }] },
+  });
 
 /** Pauses the process and waits until the kernel reports it stopped (state T). */
 export async function freeze(pid: number): Promise<void> {
