@@ -1,6 +1,7 @@
 /** Configuration, from environment variables only, checked once at start-up. */
 import { existsSync, readFileSync } from "node:fs";
 import type { JSONWebKeySet } from "jose";
+import { type AdmissionConfig, DEFAULT_ADMISSION } from "./admission/admission";
 import {
   BEARER_ASYMMETRIC_ALGORITHMS,
   BEARER_MAX_SKEW_S,
@@ -80,7 +81,27 @@ export interface Config {
     | undefined;
   /** How often the TLS files are read again for a rotated certificate. */
   readonly tlsReloadIntervalMs: number;
+  /** Admission control (docs/operations.md, "Overload"). */
+  readonly admission: AdmissionConfig;
+  /** Connections (docs/operations.md, "Overload"): how many at once, and how long an HTTP/2 one lives. */
+  readonly connections: ConnectionLimits;
 }
+
+/** Limits on the connections of the port. */
+export interface ConnectionLimits {
+  /** Open connections at most; one more is answered 503 (HTTP/1.1) or GOAWAY (HTTP/2) and closed. */
+  readonly max: number;
+  /** An HTTP/2 connection is sent GOAWAY after this long (±10 %), so that clients reconnect elsewhere; 0: never. */
+  readonly h2MaxAgeMs: number;
+  /** After that GOAWAY, calls in flight have this long to finish before the connection is closed. */
+  readonly h2MaxAgeGraceMs: number;
+}
+
+export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = Object.freeze({
+  max: 10_000,
+  h2MaxAgeMs: 300_000,
+  h2MaxAgeGraceMs: 30_000,
+});
 
 export class ConfigError extends Error {
   override readonly name = "ConfigError";
@@ -186,6 +207,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ? Object.freeze({ certFile, keyFile, ...(clientCaFile ? { clientCaFile } : {}) })
       : undefined;
   const tlsReloadIntervalMs = integer("TLS_RELOAD_INTERVAL_MS", 10_000, 100, 3_600_000);
+  const admission = loadAdmissionConfig(reader, problems);
+  const connections: ConnectionLimits = Object.freeze({
+    max: integer("MAX_CONNECTIONS", DEFAULT_CONNECTION_LIMITS.max, 1, 1_000_000),
+    h2MaxAgeMs: integer(
+      "H2_MAX_CONNECTION_AGE_MS",
+      DEFAULT_CONNECTION_LIMITS.h2MaxAgeMs,
+      0,
+      86_400_000,
+    ),
+    h2MaxAgeGraceMs: integer(
+      "H2_MAX_CONNECTION_AGE_GRACE_MS",
+      DEFAULT_CONNECTION_LIMITS.h2MaxAgeGraceMs,
+      0,
+      3_600_000,
+    ),
+  });
   const tracing = loadTracingConfig(env, problems);
   const bearer = loadBearerConfig(reader, problems);
   // Node refuses a headers timeout above the request timeout.
@@ -214,6 +251,56 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     publicUrl,
     tls,
     tlsReloadIntervalMs,
+    admission,
+    connections,
+  });
+}
+
+/** A "true" or "false" variable (any case); anything else is a problem. */
+function flag(
+  value: EnvReader["value"],
+  name: string,
+  fallback: boolean,
+  problems: string[],
+): boolean {
+  const given = value(name);
+  if (given === undefined) return fallback;
+  const lower = given.toLowerCase();
+  if (lower !== "true" && lower !== "false") {
+    problems.push(`${name} must be "true" or "false" (got ${shown(given)})`);
+    return fallback;
+  }
+  return lower === "true";
+}
+
+function loadAdmissionConfig({ value, integer }: EnvReader, problems: string[]): AdmissionConfig {
+  const d = DEFAULT_ADMISSION;
+  const min = integer("ADMISSION_MIN_LIMIT", d.min, 1, 100_000);
+  const max = integer("ADMISSION_MAX_LIMIT", d.max, 1, 100_000);
+  const initial = integer(
+    "ADMISSION_INITIAL_LIMIT",
+    Math.min(max, Math.max(min, d.initial)),
+    1,
+    100_000,
+  );
+  if (min > max) {
+    problems.push(
+      `ADMISSION_MIN_LIMIT must not be larger than ADMISSION_MAX_LIMIT (got ${min} and ${max})`,
+    );
+  } else if (initial < min || initial > max) {
+    problems.push(
+      `ADMISSION_INITIAL_LIMIT must be from ADMISSION_MIN_LIMIT to ADMISSION_MAX_LIMIT (got ${initial}; ${min} to ${max})`,
+    );
+  }
+  return Object.freeze({
+    enabled: flag(value, "ADMISSION_ENABLED", d.enabled, problems),
+    initial,
+    min,
+    max,
+    queueTargetMs: integer("ADMISSION_QUEUE_TARGET_MS", d.queueTargetMs, 1, 60_000),
+    latencyTargetMs: integer("ADMISSION_LATENCY_TARGET_MS", d.latencyTargetMs, 1, 60_000),
+    fairShares: flag(value, "ADMISSION_CLIENT_SHARES", d.fairShares, problems),
+    retryAfterS: integer("ADMISSION_RETRY_AFTER_S", d.retryAfterS, 1, 3_600),
   });
 }
 

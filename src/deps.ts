@@ -1,5 +1,6 @@
 /** The dependencies of the handlers (stores, clock, log, health), reached through the `depsKey` context value. */
 import type { BearerAuthenticator } from "./auth/bearer-verifier";
+import { throwIfCallOver } from "./call-scope";
 import type { CounteragentGroupDeps, CounteragentGroupHooks } from "./domain/counteragent-groups";
 import type { CounteragentDeps } from "./domain/counteragents";
 import type { DeletionMarkDeps, DeletionMarkHooks } from "./domain/deletion-marks";
@@ -47,9 +48,11 @@ export interface DepsOptions {
 export function createDeps(database: Database, log: Logger, options: DepsOptions): Deps {
   const { db } = database;
   const cached = <V>(load: (key: string) => Promise<V>) => createReadCache(load, options.cache);
-  const credentials = guardStore(createCredentialStore(db));
-  const boxes = guardStore(createBoxStore(db));
-  const employees = guardStore(createEmployeeStore(db));
+  // A call that is over (deadline, client gone) sends nothing more to the database.
+  const guard = <T extends object>(store: T) => guardStore(store, throwIfCallOver);
+  const credentials = guard(createCredentialStore(db));
+  const boxes = guard(createBoxStore(db));
+  const employees = guard(createEmployeeStore(db));
   const rights = cached((key) => {
     const [boxId = "", userId = ""] = key.split("\u0000");
     return employees.findRights(boxId, userId);
@@ -64,9 +67,9 @@ export function createDeps(database: Database, log: Logger, options: DepsOptions
       ...employees,
       findRights: (boxId, userId) => rights(`${boxId}\u0000${userId}`),
     },
-    messages: guardStore(createMessageStore(db)),
-    counteragents: guardStore(createCounteragentStore(db)),
-    counteragentGroups: guardStore(createCounteragentGroupStore(db)),
+    messages: guard(createMessageStore(db)),
+    counteragents: guard(createCounteragentStore(db)),
+    counteragentGroups: guard(createCounteragentGroupStore(db)),
     groupHooks: options.groupHooks,
     markHooks: options.markHooks,
     bearer: options.bearer,

@@ -221,6 +221,8 @@ async function main(): Promise<void> {
         : undefined,
     demoCredentials: !config.seedFile && database.mode === "embedded" ? demoCredentials() : [],
     observer: createObserver(metrics, tracing?.tracer),
+    admission: config.admission,
+    connections: config.connections,
   });
   const stop = async (signal: string) => {
     // SIGTERM is an orchestrator: drain so that load balancers stop sending.

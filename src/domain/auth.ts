@@ -79,5 +79,5 @@ export async function authenticate(
   if (!accessToken || accessToken.expiresAt.getTime() <= now().getTime()) {
     throw unauthenticated("the token is unknown or expired", SERVICE_AUTH_CHALLENGE);
   }
-  return { userId: accessToken.userId };
+  return { userId: accessToken.userId, client: client.name };
 }

@@ -146,13 +146,12 @@ export function callerFromClaims(
   if (typeof user !== "string" || !isIdentifier(user)) {
     throw refuse("user_claim", "the access token does not name a user");
   }
-  if (rules.allowedClientIds) {
-    const client = typeof claims.client_id === "string" ? claims.client_id : claims.azp;
-    if (!rules.allowedClientIds.some((id) => id === client)) {
-      throw refuse("client_not_allowed", "the access token's client is not allowed");
-    }
+  const client = typeof claims.client_id === "string" ? claims.client_id : claims.azp;
+  if (rules.allowedClientIds && !rules.allowedClientIds.some((id) => id === client)) {
+    throw refuse("client_not_allowed", "the access token's client is not allowed");
   }
+  const caller = { userId: user, client: typeof client === "string" ? client : "bearer" };
   const required = rules.requiredScope;
-  if (required === undefined || hasScope(claims, required)) return { userId: user };
-  return { userId: user, missingScope: required };
+  if (required === undefined || hasScope(claims, required)) return caller;
+  return { ...caller, missingScope: required };
 }

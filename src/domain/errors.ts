@@ -13,6 +13,10 @@ export const ErrorKind = {
   UnsupportedMediaType: "UnsupportedMediaType",
   /** The database did not answer (outage, stall, failover): nothing is known to have changed. */
   Unavailable: "Unavailable",
+  /** The instance is over its capacity: the call was refused before any work (docs/api.md §4.1). */
+  Overloaded: "Overloaded",
+  /** The client holds more than its share of an instance others wait for (docs/api.md §4.1). */
+  ClientOverShare: "ClientOverShare",
 } as const;
 export type ErrorKind = (typeof ErrorKind)[keyof typeof ErrorKind];
 
@@ -69,4 +73,17 @@ export const storageUnavailable = (cause: unknown) =>
     {
       cause,
     },
+  );
+/** Admission's refusals (docs/api.md §4.1): nothing was done, the client may come back after `retryAfterS`. */
+export const overloaded = (retryAfterS: number) =>
+  new DomainError(
+    ErrorKind.Overloaded,
+    "Service.Overloaded",
+    `the service is over its capacity; retry after ${retryAfterS} s`,
+  );
+export const clientOverShare = (retryAfterS: number) =>
+  new DomainError(
+    ErrorKind.ClientOverShare,
+    "Service.ClientOverShare",
+    `this client is over its share of the service; retry after ${retryAfterS} s`,
   );

@@ -57,6 +57,12 @@ export interface Employee extends EmployeeRights {
 /** The authenticated user behind a call. */
 export interface Caller {
   readonly userId: string;
+  /**
+   * The client the call proved it comes from: the API client's name
+   * (ServiceAuth), or the token's `client_id`/`azp` (Bearer, "bearer" when it
+   * has neither). Admission gives each client its share (docs/api.md §4.1).
+   */
+  readonly client?: string;
   /** A Bearer token without the required scope (docs/api.md §5.1): 403 at the box-403 step. */
   readonly missingScope?: string;
 }

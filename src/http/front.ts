@@ -17,7 +17,7 @@ import {
   CallValues,
   requestIdKey,
 } from "../rpc/context";
-import { callOutcomeKey } from "../rpc/outcome";
+import { type CallOutcome, callOutcomeKey } from "../rpc/outcome";
 import { INTERNAL_MESSAGE, legacyError } from "../wire/errors";
 import type { NodeRequest, NodeResponse } from "../wire/http";
 import { sendError } from "../wire/plain";
@@ -39,6 +39,19 @@ export interface FrontRequest {
   matched: unknown;
   /** The protocol, for the log. */
   protocol: string;
+  /** The call's context values, once `call` made them (admission reads who the caller proved to be). */
+  values: CallValues | undefined;
+  /** Runs when the answer closes, before the log line (admission's slot is given back). */
+  finally: (() => void) | undefined;
+  /** How long the request waited for admission, in ms (a client's deadline counts it). */
+  waitedMs: number;
+  /**
+   * Admission refused it: no access log line of its own (a refusal must cost
+   * microseconds; admission logs a summary of its refusals instead).
+   */
+  refused: boolean;
+  /** Says a refused request was an RPC call, for the call metrics, without making its context. */
+  refusedCall(system: RpcSystem, method: string, protocol: string): CallOutcome;
   /** Says the request is an RPC call; what the call gets from the front. */
   call(system: RpcSystem, method: string, protocol: string): FrontCall;
 }
@@ -66,20 +79,30 @@ export function beginRequest(
     route: undefined,
     matched: undefined,
     protocol: "http",
+    values: undefined,
+    finally: undefined,
+    waitedMs: 0,
+    refused: false,
+    refusedCall(system, method, protocol) {
+      front.protocol = protocol;
+      front.refused = true;
+      observed.rpc(system, method);
+      return observed.outcome;
+    },
     call(system, method, protocol) {
       front.protocol = protocol;
       observed.rpc(system, method);
-      return {
-        outcome: observed.outcome,
-        values: new CallValues()
-          .set(requestIdKey, requestId)
-          .set(authorizationLinesKey, countAuthorizationLines(req.rawHeaders))
-          .set(callOutcomeKey, observed.outcome),
-      };
+      const values = new CallValues()
+        .set(requestIdKey, requestId)
+        .set(authorizationLinesKey, countAuthorizationLines(req.rawHeaders))
+        .set(callOutcomeKey, observed.outcome);
+      front.values = values;
+      return { outcome: observed.outcome, values, waitedMs: front.waitedMs };
     },
   };
   res.once("close", () => {
     try {
+      front.finally?.();
       logRequest();
     } catch (error) {
       // The answer is out; what failed is its observation. The process serves on.
@@ -92,6 +115,7 @@ export function beginRequest(
     const durationNs = process.hrtime.bigint() - started;
     observed.route = front.route;
     observed.end(status, Number(durationNs) / 1e9);
+    if (front.refused) return;
     // No spread of the span's ids: a constant shape (an absent id is left out of the line).
     const ids = observed.logFields;
     log.info("request", {

@@ -9,7 +9,7 @@ import http from "node:http";
 import http2 from "node:http2";
 import net, { type AddressInfo, type Socket } from "node:net";
 import tls from "node:tls";
-import type { Timeouts } from "../config";
+import { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS, type Timeouts } from "../config";
 import { describeError, type Logger } from "../log";
 import { legacyError } from "../wire/errors";
 import type { NodeRequest, NodeResponse } from "../wire/http";
@@ -17,6 +17,36 @@ import { rawErrorResponse, sendError } from "../wire/plain";
 import { reloadOnChange, serverOptions, type TlsFiles, type TlsMaterial } from "./tls";
 
 const H2_PREFACE = Buffer.from("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n");
+/**
+ * Connections the kernel may hold for us before we accept them (capped by
+ * net.core.somaxconn, 4096 on current Linux). Node's default, 511, overflows
+ * when a spike opens connections faster than one core accepts them: the
+ * kernel then drops SYNs, and each dropped one costs its client a second or
+ * more of retransmission (docs/operations.md, "Overload").
+ */
+const LISTEN_BACKLOG = 4096;
+
+/**
+ * Listening sockets on the port (SO_REUSEPORT: the kernel spreads new
+ * connections over them). libuv accepts one connection per socket per turn
+ * of the event loop (libuv#3696): with one socket, a loop busy with calls
+ * accepts a few dozen connections a second while a spike queues thousands
+ * in the kernel, and clients wait seconds before they are even read
+ * (measured, docs/performance.md "Overload"). Sixteen accept sixteen a turn.
+ */
+const ACCEPTORS = 128;
+
+/** Listens; resolves with the address, or rejects with the listen error (EADDRINUSE…). */
+function listenOn(server: net.Server, options: net.ListenOptions): Promise<AddressInfo> {
+  return new Promise((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(options, () => {
+      server.off("error", reject);
+      resolve(server.address() as AddressInfo);
+    });
+  });
+}
+
 /** SETTINGS_MAX_CONCURRENT_STREAMS of every HTTP/2 connection. */
 export const MAX_CONCURRENT_STREAMS = 256;
 
@@ -34,7 +64,18 @@ export interface ListenerTls {
   readonly reloadIntervalMs: number;
 }
 
+/** What the listener counts of its connections, read by the metrics at scrape time. */
+export interface ConnectionStats {
+  /** Connections open now. */
+  readonly open: number;
+  /** Connections refused since start: over MAX_CONNECTIONS. */
+  readonly refused: number;
+  /** HTTP/2 connections sent GOAWAY for their age since start. */
+  readonly aged: number;
+}
+
 export interface Listener {
+  readonly stats: ConnectionStats;
   listen(port: number, host: string): Promise<AddressInfo>;
   /** Stops accepting, lets in-flight requests finish (up to shutdownMs), then closes every connection. */
   close(): Promise<void>;
@@ -57,7 +98,13 @@ export function createListener(
   timeouts: ListenerTimeouts,
   log: Logger,
   tlsSettings?: ListenerTls,
+  limits: ConnectionLimits = DEFAULT_CONNECTION_LIMITS,
+  /** Requests (by target) answered even on a connection over MAX_CONNECTIONS: health and metrics. */
+  alwaysServed: (target: string) => boolean = () => false,
 ): Listener {
+  const stats = { open: 0, refused: 0, aged: 0 };
+  /** Connections accepted over MAX_CONNECTIONS: their first request (or session) is refused, then they close. */
+  const overLimit = new WeakSet<Socket>();
   let stopping = false;
   let inFlight = 0;
   let idle: (() => void) | undefined;
@@ -90,6 +137,17 @@ export function createListener(
       res.setHeader("connection", "close");
       sendError(req, res, legacyError(505, "use HTTP/1.1, or HTTP/2 with its connection preface"));
       return;
+    }
+    if (!h2 && overLimit.has(req.socket as Socket)) {
+      // One connection too many: it closes after this answer. A probe (health,
+      // metrics) is still answered; anything else gets a clean 503.
+      res.setHeader("connection", "close");
+      if (!alwaysServed(req.url ?? "")) {
+        sendError(req, res, legacyError(503, "too many connections; retry after 1 s"), {
+          "retry-after": "1",
+        });
+        return;
+      }
     }
     inFlight++;
     const h1Socket = h2 ? undefined : (req.socket as Socket);
@@ -163,6 +221,7 @@ export function createListener(
   );
   h2.on("session", (session) => {
     sessions.add(session);
+    const aging = limits.h2MaxAgeMs > 0 ? ageTimer(session) : undefined;
     let open = 0;
     let timer: NodeJS.Timeout | undefined;
     const arm = () => {
@@ -182,6 +241,7 @@ export function createListener(
     });
     session.once("close", () => {
       clearTimeout(timer);
+      clearTimeout(aging);
       sessions.delete(session);
     });
     session.on("error", () => session.destroy());
@@ -189,13 +249,53 @@ export function createListener(
     else arm();
   });
 
+  /**
+   * An HTTP/2 connection's age limit (gRPC's MAX_CONNECTION_AGE): GOAWAY at
+   * its age, ±10 % so that connections made together do not all go at once;
+   * calls in flight then have the grace period to finish. Long-lived clients
+   * reconnect, and an L4 balancer spreads them over the instances again.
+   */
+  const ageTimer = (session: http2.Http2Session) => {
+    const ageMs = limits.h2MaxAgeMs * (0.9 + Math.random() * 0.2);
+    const timer = setTimeout(() => {
+      if (session.closed || session.destroyed) return;
+      stats.aged++;
+      closed("h2-max-age");
+      // Two GOAWAYs, as gRPC servers send them: the first (last stream 2^31-1) tells
+      // the client to open no more streams here; after a PING round trip no stream of
+      // its can still be on the way, and close() sends the real last stream id. One
+      // GOAWAY alone refuses a stream the client sent while it was in flight.
+      const finish = () => {
+        if (!session.closed && !session.destroyed) session.close();
+        setTimeout(() => session.destroy(), limits.h2MaxAgeGraceMs).unref();
+      };
+      session.goaway(http2.constants.NGHTTP2_NO_ERROR, 2 ** 31 - 1);
+      if (!session.ping(finish)) finish();
+    }, ageMs);
+    timer.unref();
+    return timer;
+  };
+
   /** A connection (cleartext, or TLS once the handshake is done) to the server of its protocol. */
   const accept = (socket: Socket, alpn: string | false | null | undefined) => {
+    if (sockets.size >= limits.max) {
+      overLimit.add(socket);
+      stats.refused++;
+      closed("too-many-connections");
+    }
     sockets.add(socket);
-    socket.once("close", () => sockets.delete(socket));
+    stats.open = sockets.size;
+    socket.once("close", () => {
+      sockets.delete(socket);
+      stats.open = sockets.size;
+    });
     socket.on("error", () => socket.destroy());
     if (alpn === "h2" || alpn === "http/1.1") {
       // TLS said which protocol the client speaks.
+      if (alpn === "h2" && overLimit.has(socket)) {
+        refuseH2(socket);
+        return;
+      }
       if (alpn === "h2") h2Sockets.add(socket);
       (alpn === "h2" ? h2 : h1).emit("connection", socket);
       return;
@@ -215,6 +315,10 @@ export function createListener(
       if (prefix && n < H2_PREFACE.length) return;
       socket.off("data", onData);
       socket.setTimeout(0);
+      if (prefix && overLimit.has(socket)) {
+        refuseH2(socket);
+        return;
+      }
       socket.pause();
       socket.unshift(seen);
       if (prefix) h2Sockets.add(socket);
@@ -225,43 +329,61 @@ export function createListener(
     socket.on("data", onData);
   };
 
-  const tcp = tlsSettings
-    ? tls.createServer(serverOptions(tlsSettings.material, timeouts.firstByteMs), (socket) =>
-        accept(socket, socket.alpnProtocol),
-      )
-    : net.createServer((socket) => accept(socket, undefined));
-  if (tcp instanceof tls.Server) {
-    // A failed handshake (no client certificate, a plain-text client) ends that connection only.
-    tcp.on("tlsClientError", (_error, socket) => {
-      closed("tls-handshake-failed");
-      socket.destroy();
-    });
-  }
-  const stopReload =
-    tlsSettings && tcp instanceof tls.Server
-      ? reloadOnChange(
-          tcp,
-          tlsSettings.files,
-          tlsSettings.material,
-          log,
-          tlsSettings.reloadIntervalMs,
+  /** One listening socket; ACCEPTORS of them share the port (SO_REUSEPORT), each accepting on its own. */
+  const createAcceptor = () => {
+    const server = tlsSettings
+      ? tls.createServer(serverOptions(tlsSettings.material, timeouts.firstByteMs), (socket) =>
+          accept(socket, socket.alpnProtocol),
         )
-      : () => undefined;
+      : net.createServer((socket) => accept(socket, undefined));
+    if (server instanceof tls.Server) {
+      // A failed handshake (no client certificate, a plain-text client) ends that connection only.
+      server.on("tlsClientError", (_error, socket) => {
+        closed("tls-handshake-failed");
+        socket.destroy();
+      });
+    }
+    return server;
+  };
+  const acceptors = [createAcceptor()];
+  const stopReload = tlsSettings
+    ? reloadOnChange(
+        {
+          setSecureContext: (options) => {
+            for (const server of acceptors) (server as tls.Server).setSecureContext(options);
+          },
+        },
+        tlsSettings.files,
+        tlsSettings.material,
+        log,
+        tlsSettings.reloadIntervalMs,
+      )
+    : () => undefined;
 
   return {
-    listen(port, host) {
-      return new Promise((resolve, reject) => {
-        tcp.once("error", reject);
-        tcp.listen(port, host, () => {
-          tcp.off("error", reject);
-          resolve(tcp.address() as AddressInfo);
-        });
-      });
+    stats,
+    async listen(port, host) {
+      // Alone on the port, or not at all: a probe without SO_REUSEPORT fails on a port in
+      // use, also one that another process holds with SO_REUSEPORT.
+      const probe = net.createServer();
+      const free = await listenOn(probe, { port, host });
+      await new Promise((resolve) => probe.close(resolve));
+      const shared = { port: free.port, host, backlog: LISTEN_BACKLOG, reusePort: true };
+      const first = acceptors[0] as net.Server;
+      const address = await listenOn(first, shared);
+      while (acceptors.length < ACCEPTORS) {
+        const next = createAcceptor();
+        acceptors.push(next);
+        await listenOn(next, shared);
+      }
+      return address;
     },
     async close() {
       stopping = true;
       stopReload();
-      const tcpClosed = new Promise<void>((resolve) => tcp.close(() => resolve()));
+      const tcpClosed = Promise.all(
+        acceptors.map((server) => new Promise<void>((resolve) => server.close(() => resolve()))),
+      );
       for (const session of sessions) session.close();
       for (const socket of sockets) {
         if (!h2Sockets.has(socket) && !busy.has(socket)) socket.destroy();
@@ -278,6 +400,31 @@ export function createListener(
       await tcpClosed;
     },
   };
+}
+
+/**
+ * The whole answer to an HTTP/2 connection over MAX_CONNECTIONS, written
+ * before any session exists (nghttp2 costs more than the refusal): the
+ * server's SETTINGS, then GOAWAY with last stream 0 and REFUSED_STREAM — no
+ * stream was processed, so a client may retry every call elsewhere — then
+ * the connection ends.
+ */
+const H2_REFUSAL = (() => {
+  const settings = Buffer.from([0, 0, 0, 4, 0, 0, 0, 0, 0]);
+  const debug = Buffer.from("too many connections", "latin1");
+  const goaway = Buffer.alloc(9 + 8 + debug.length);
+  goaway.writeUIntBE(8 + debug.length, 0, 3);
+  goaway[3] = 7; // GOAWAY
+  goaway.writeUInt32BE(0, 5); // stream 0
+  goaway.writeUInt32BE(0, 9); // last stream id: none processed
+  goaway.writeUInt32BE(http2.constants.NGHTTP2_REFUSED_STREAM, 13);
+  debug.copy(goaway, 17);
+  return Buffer.concat([settings, goaway]);
+})();
+
+function refuseH2(socket: Socket): void {
+  socket.end(H2_REFUSAL);
+  setTimeout(() => socket.destroy(), 1_000).unref();
 }
 
 /** How long an answered stream whose END_STREAM is not yet out waits before it is reset anyway. */

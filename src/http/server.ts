@@ -13,7 +13,8 @@ import { getOption, hasOption, type Registry } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
 import { http } from "../../gen/google/api/annotations_pb";
 import { protoComments } from "../../gen/proto-comments";
-import type { Timeouts } from "../config";
+import { type AdmissionConfig, DEFAULT_ADMISSION } from "../admission/admission";
+import type { ConnectionLimits, Timeouts } from "../config";
 import type { Deps } from "../deps";
 import { buildOpenApi } from "../legacy/openapi";
 import { createLegacyProfile, isLegacy, LEGACY_PROFILE_NAME } from "../legacy/profile";
@@ -27,7 +28,7 @@ import {
 } from "../protocols/adapter";
 import { classify, grpcFamily } from "../protocols/classify";
 import { SHUTDOWN } from "../rpc/call";
-import { createPipeline, type MethodRoute, type Pipeline } from "../rpc/pipeline";
+import { createPipeline, type MethodRoute, type Pipeline, PUBLIC_SERVICES } from "../rpc/pipeline";
 import { createJsonProfile } from "../transcoder/json-profile";
 import { type OpenApiPaths, openApiPaths } from "../transcoder/openapi";
 import { createTranscoder, type Transcoder, type TranscoderMatch } from "../transcoder/transcoder";
@@ -35,7 +36,8 @@ import { SERVICE_VERSION } from "../version";
 import { MAX_REQUEST_BYTES } from "../wire/body";
 import { CODES, legacyError } from "../wire/errors";
 import type { NodeRequest, NodeResponse } from "../wire/http";
-import { sendError, sendMethodNotAllowed } from "../wire/plain";
+import { type PreparedError, sendError, sendMethodNotAllowed, sendPrepared } from "../wire/plain";
+import { createAdmissionGate, type GatedRoute } from "./admission";
 import { type CorsPolicy, createCorsPolicy } from "./cors";
 import { createDocsRoutes, type DemoCredential } from "./docs";
 import { beginRequest, type FrontRequest, guarded, MAX_SHOWN_PATH } from "./front";
@@ -73,13 +75,23 @@ export interface HttpServerOptions {
   readonly demoCredentials?: readonly DemoCredential[];
   /** TLS on the port; absent: cleartext. */
   readonly tls?: ListenerTls;
+  /** Admission control (docs/operations.md, "Overload"); absent: DEFAULT_ADMISSION. */
+  readonly admission?: AdmissionConfig;
+  /** Limits on connections; absent: DEFAULT_CONNECTION_LIMITS. */
+  readonly connections?: ConnectionLimits;
 }
 
-/** One entry of the route table: what it serves, and how. */
-interface Route {
+/**
+ * One entry of the route table: what it serves, and how. A route that can
+ * refuse runs under admission (src/http/admission.ts); one that cannot
+ * (health, /metrics) is never refused.
+ */
+interface Route extends Partial<Pick<GatedRoute, "refuse" | "clientTimeoutMs">> {
   /** The declared route (for logs and metrics), when this entry serves `front.path`. */
   match(front: FrontRequest, req: NodeRequest): string | undefined;
   serve(req: NodeRequest, res: NodeResponse, front: FrontRequest): Promise<void> | void;
+  /** Requests of this route that pass without admission (the public services: health, reflection). */
+  exempt?(front: FrontRequest): boolean;
 }
 
 export function createHttpServer(
@@ -138,8 +150,14 @@ export function createHttpServer(
     { publicUrl: options.publicUrl, demo: options.demoCredentials },
   );
 
+  const gate = createAdmissionGate(
+    options.admission ?? DEFAULT_ADMISSION,
+    deps.log,
+    observer.admission,
+  );
+  if (gate.admission) observer.watchAdmission(gate.admission);
   const table: readonly Route[] = [
-    rpcRoute(pipeline, serving, cors),
+    rpcRoute(pipeline, serving, cors, options.publicServices ?? PUBLIC_SERVICES, gate.plainRefusal),
     {
       match: (front) => (HEALTH_PATHS.has(front.path) ? front.path : undefined),
       serve: (req, res, front) => health.handle(req, res, front.path),
@@ -151,8 +169,9 @@ export function createHttpServer(
     {
       match: (front) => docs.route(front.path),
       serve: (req, res, front) => docs.handle(req, res, front.path),
+      refuse: (req, res, _front, error) => sendPrepared(req, res, gate.plainRefusal(error)),
     },
-    transcodedRoute(transcoder, pipeline, serving, cors),
+    transcodedRoute(transcoder, pipeline, serving, cors, gate.plainRefusal),
   ];
 
   // Not async: the guard takes the promise a route returns (one promise a request fewer).
@@ -162,13 +181,27 @@ export function createHttpServer(
       const declared = route.match(front, req);
       if (declared !== undefined) {
         front.route = declared;
+        if (route.refuse && !route.exempt?.(front)) {
+          return front.observed.run(() => gate.pass(front, req, res, route as GatedRoute));
+        }
         return front.observed.run(() => route.serve(req, res, front));
       }
     }
     return front.observed.run(() => notServed(req, res, front));
   });
 
-  const listener = createListener(onRequest, timeouts, deps.log, options.tls);
+  const listener = createListener(
+    onRequest,
+    timeouts,
+    deps.log,
+    options.tls,
+    options.connections,
+    (target) => {
+      const path = target.split("?", 1)[0] ?? "";
+      return HEALTH_PATHS.has(path) || observer.metricsRoute(path) !== undefined;
+    },
+  );
+  observer.watchConnections(listener.stats);
   return {
     listen: (port, host) => listener.listen(port, host),
     async drain(drainMs) {
@@ -179,16 +212,38 @@ export function createHttpServer(
       health.startDraining();
       shutdown.abort(SHUTDOWN);
       await listener.close();
+      gate.stop();
     },
   };
 }
 
 /** /<package>.<Service>/<Method>: CORS, then the protocol the classifier picks for the request. */
-function rpcRoute(pipeline: Pipeline, serving: ServeOptions, cors: CorsPolicy): Route {
+function rpcRoute(
+  pipeline: Pipeline,
+  serving: ServeOptions,
+  cors: CorsPolicy,
+  publicServices: ReadonlySet<string>,
+  plainRefusal: (error: ConnectError) => PreparedError,
+): Route {
   const methodOf = (front: FrontRequest): MethodRoute | undefined =>
     pipeline.routes.get(front.path);
   return {
     match: (front) => methodOf(front)?.path,
+    exempt: (front) => publicServices.has((methodOf(front) as MethodRoute).method.parent.typeName),
+    clientTimeoutMs: (req, front) =>
+      classify(req, methodOf(front) as MethodRoute)?.clientTimeoutMs(req),
+    refuse(req, res, front, error) {
+      const method = methodOf(front) as MethodRoute;
+      if (cors.handle(req, res)) return;
+      const adapter = classify(req, method);
+      req.resume();
+      if (!adapter || (adapter.needsTrailers && !canCarryTrailers(req))) {
+        sendPrepared(req, res, plainRefusal(error));
+        return;
+      }
+      front.refusedCall(adapter.rpcSystem, method.path.slice(1), adapter.name).code = error.code;
+      adapter.writeError(res, undefined, new Headers(), new Headers(), error);
+    },
     serve(req, res, front) {
       const method = methodOf(front) as MethodRoute;
       if (cors.handle(req, res)) return;
@@ -219,6 +274,7 @@ function transcodedRoute(
   pipeline: Pipeline,
   serving: ServeOptions,
   cors: CorsPolicy,
+  plainRefusal: (error: ConnectError) => PreparedError,
 ): Route {
   const invoker = pipelineInvoker(pipeline, serving.shutdownSignal);
   return {
@@ -227,6 +283,25 @@ function transcodedRoute(
       if (found.kind === "not-found") return undefined;
       front.matched = found;
       return (found.kind === "found" ? found.binding : found.first).template.source;
+    },
+    // A wrong verb is answered 405 at once: it costs less than a refusal.
+    exempt: (front) => (front.matched as TranscoderMatch).kind !== "found",
+    refuse(req, res, front, error) {
+      const found = front.matched as TranscoderMatch | undefined;
+      if (found?.kind !== "found" || cors.handle(req, res)) return;
+      req.resume();
+      const { binding } = found;
+      const legacy = binding.profile.name === LEGACY_PROFILE_NAME;
+      const method = `${binding.method.parent.typeName}/${binding.method.name}`;
+      const outcome = front.refusedCall(
+        legacy ? "docflow_legacy" : "http_json",
+        method,
+        legacy ? "legacy" : "http",
+      );
+      outcome.code = error.code;
+      outcome.method = method;
+      if (legacy) return sendPrepared(req, res, plainRefusal(error));
+      return binding.profile.fail(exchangeOf(req, res, serving.maxRequestBytes), error);
     },
     serve(req, res, front) {
       const found = front.matched as TranscoderMatch | undefined;

@@ -98,7 +98,7 @@ const digest = (material: TlsMaterial) =>
  * they changed and make a valid one. Returns the function that stops it.
  */
 export function reloadOnChange(
-  server: tls.Server,
+  server: Pick<tls.Server, "setSecureContext">,
   files: TlsFiles,
   initial: TlsMaterial,
   log: Logger,

@@ -25,6 +25,7 @@ import { DEFAULT_GROUP_ID } from "../domain/model";
 import { SUBSCRIPTION_CATALOG } from "../domain/subscriptions";
 import { ID_MAX_LENGTH, ID_PATTERN } from "../domain/validate";
 import { MAX_REQUEST_BYTES } from "../wire/body";
+import { HTTP_ERRORS } from "../wire/errors";
 import type { LegacyRoute } from "./http-rules";
 import { queryFields } from "./query";
 
@@ -39,14 +40,13 @@ export interface OpenApiOptions {
 }
 
 /** What every legacy operation may answer (docs/api.md §4); methods add or refine with `(docflow.legacy.http_errors)`. */
-const COMMON_ERRORS: Readonly<Record<number, string>> = {
-  400: "Malformed data, or a missing or invalid parameter. Nothing changes.",
-  401: "The Authorization header is missing or wrong: unknown or disabled API client, unknown or expired token, an invalid Bearer token, or more than one Authorization header. WWW-Authenticate names the scheme(s) and, for Bearer, the error.",
-  402: "The organization of the box has no remaining API subscription.",
-  403: 'Access to the box with this token is forbidden (unknown boxes too), the Bearer token lacks the required scope (WWW-Authenticate error="insufficient_scope"), or the caller lacks the rights.',
-  405: "Wrong HTTP method; the Allow header names the right one.",
-  500: "Unexpected processing error.",
-};
+/** What every legacy operation may answer besides its own errors: the error table's words. */
+const COMMON_ERRORS: Readonly<Record<number, string>> = Object.fromEntries(
+  ([400, 401, 402, 403, 405, 429, 500, 503] as const).map((status) => [
+    status,
+    HTTP_ERRORS[status].described,
+  ]),
+);
 
 /**
  * An identifier (boxId, userId, messageId, …), as `src/domain/validate.ts`
@@ -289,6 +289,14 @@ function responses(route: LegacyRoute, ref: (m: DescMessage) => Json): Json {
           : {}),
         ...(status === "405"
           ? { Allow: { description: "The method to use.", schema: { type: "string" } } }
+          : {}),
+        ...(status === "429" || status === "503"
+          ? {
+              "Retry-After": {
+                description: "Seconds to wait before trying again (add jitter).",
+                schema: { type: "integer", minimum: 1 },
+              },
+            }
           : {}),
       },
       // problem+json first: generators type the error body by the first media type.

@@ -21,7 +21,7 @@ import type { Exchange } from "../transcoder/exchange";
 import type { Profile } from "../transcoder/json-profile";
 import { RuleError } from "../transcoder/rules";
 import { COMPRESS_MIN_BYTES, compress, negotiateCoding } from "../wire/compression";
-import { CHALLENGE_HEADER, challengeOf, connectToLegacyError } from "../wire/errors";
+import { answerHeadersOf, connectToLegacyError } from "../wire/errors";
 import type { NodeRequest, NodeResponse } from "../wire/http";
 import { addVary, sendError, sendMethodNotAllowed, wantsJson } from "../wire/plain";
 import { decodeRequest } from "./decode";
@@ -114,13 +114,7 @@ async function writeAnswer(
   res.end(body);
 }
 
-/** The legacy status of the error, its X-Service-ErrorCode and, on a 401, its challenge. */
+/** The legacy status of the error, its X-Service-ErrorCode and, on a 401, its challenge (on a refusal, Retry-After). */
 function writeError(req: NodeRequest, res: NodeResponse, error: ConnectError): void {
-  const challenge = challengeOf(error);
-  sendError(
-    req,
-    res,
-    connectToLegacyError(error),
-    challenge ? { [CHALLENGE_HEADER]: challenge } : {},
-  );
+  sendError(req, res, connectToLegacyError(error), answerHeadersOf(error));
 }

@@ -6,7 +6,8 @@
  * versions — never a path, id, header or query value.
  */
 import type { CommandStartedEvent, MongoClient } from "mongodb";
-import { collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import { Counter, collectDefaultMetrics, Gauge, Registry } from "prom-client";
+import type { AdmissionObserver } from "../admission/admission";
 import type { NodeRequest, NodeResponse } from "../wire/http";
 import { sendMethodNotAllowed } from "../wire/plain";
 import { KeyedHistogram, type Labels } from "./histogram";
@@ -104,6 +105,12 @@ export interface Metrics {
   attachDatabase(client: MongoClient): void;
   /** `docflow_ready`: what /readyz would answer (1 or 0), checked at each scrape. */
   watchReadiness(check: () => Promise<boolean>): void;
+  /** Admission's refusals and waits, as they happen (docs/observability.md, "Overload"). */
+  readonly admission: AdmissionObserver;
+  /** Admission's limit and calls, read at each scrape. */
+  watchAdmission(state: AdmissionState): void;
+  /** The listener's connection counts, read at each scrape. */
+  watchConnections(stats: ConnectionCounts): void;
   /** GET/HEAD /metrics: the Prometheus text format. */
   handle(req: NodeRequest, res: NodeResponse): Promise<void>;
 }
@@ -153,11 +160,15 @@ export function createMetrics(): Metrics {
       if (readiness) this.set((await readiness()) ? 1 : 0);
     },
   });
+  const admission = admissionMetrics(registry);
   return {
     attachDatabase,
     watchReadiness(check) {
       readiness = check;
     },
+    admission: admission.observer,
+    watchAdmission: admission.watch,
+    watchConnections: connectionMetrics(registry),
     requestStarted: () => {
       activeRequests++;
     },
@@ -181,6 +192,142 @@ export function createMetrics(): Metrics {
       res.setHeader("content-length", String(body.length));
       if (req.method === "HEAD") res.end();
       else res.end(body);
+    },
+  };
+}
+
+/** What the connection metrics read at scrape time. */
+export interface ConnectionCounts {
+  readonly open: number;
+  readonly refused: number;
+  readonly aged: number;
+}
+
+/** docflow_connections_* : open connections, those refused over MAX_CONNECTIONS, HTTP/2 ones aged out. */
+function connectionMetrics(registry: Registry): (counts: ConnectionCounts) => void {
+  let counts: ConnectionCounts | undefined;
+  new Gauge({
+    name: "docflow_connections_open",
+    help: "Connections open on the service port (HTTP/1.1 and HTTP/2).",
+    registers: [registry],
+    collect() {
+      if (counts) this.set(counts.open);
+    },
+  });
+  new Counter({
+    name: "docflow_connections_refused_total",
+    help: "Connections refused because MAX_CONNECTIONS were open (HTTP/1.1: 503; HTTP/2: GOAWAY).",
+    registers: [registry],
+    collect() {
+      if (counts) {
+        this.reset();
+        this.inc(counts.refused);
+      }
+    },
+  });
+  new Counter({
+    name: "docflow_connections_aged_total",
+    help: "HTTP/2 connections sent GOAWAY at their maximum age (H2_MAX_CONNECTION_AGE_MS).",
+    registers: [registry],
+    collect() {
+      if (counts) {
+        this.reset();
+        this.inc(counts.aged);
+      }
+    },
+  });
+  return (watched) => {
+    counts = watched;
+  };
+}
+
+/** What the admission gauges read at scrape time. */
+export interface AdmissionState {
+  readonly limiter: { readonly limit: number; readonly latencyMs: number };
+  readonly running: number;
+  readonly queued: number;
+}
+
+/** The buckets of the time a call waits for admission, in seconds (the queue target is 100 ms by default). */
+const QUEUE_WAIT_BUCKETS: readonly number[] = [
+  0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1,
+];
+
+/**
+ * docflow_admission_* (the service's own names: no convention covers
+ * admission). Refusals are counted in plain maps and handed to the counter
+ * at scrape time; a refusal costs a map update, not prom-client's label work.
+ */
+function admissionMetrics(registry: Registry): {
+  observer: AdmissionObserver;
+  watch(state: AdmissionState): void;
+} {
+  let state: AdmissionState | undefined;
+  const refusals = new Map<string, Map<string, number>>();
+  new Counter({
+    name: "docflow_admission_refusals_total",
+    help: "Calls refused by admission control before any work, by reason (overloaded, client_share, deadline) and client (the API client's name or the token's client id; _unverified for credentials not yet seen to authenticate).",
+    labelNames: ["reason", "client"],
+    registers: [registry],
+    collect() {
+      this.reset();
+      for (const [reason, byClient] of refusals) {
+        for (const [client, n] of byClient) this.inc({ reason, client }, n);
+      }
+    },
+  });
+  new Gauge({
+    name: "docflow_admission_limit",
+    help: "How many calls may run at once: the adaptive concurrency limit, learnt from latency.",
+    registers: [registry],
+    collect() {
+      if (state) this.set(Math.floor(state.limiter.limit));
+    },
+  });
+  new Gauge({
+    name: "docflow_admission_calls",
+    help: "Calls under admission control, by state (running, or queued for a slot).",
+    labelNames: ["state"],
+    registers: [registry],
+    collect() {
+      if (!state) return;
+      this.set({ state: "running" }, state.running);
+      this.set({ state: "queued" }, state.queued);
+    },
+  });
+  new Gauge({
+    name: "docflow_admission_latency_seconds",
+    help: "The smoothed latency of admitted calls that the limit and the queue's predicted wait are computed from, in seconds.",
+    registers: [registry],
+    collect() {
+      if (state) this.set(state.limiter.latencyMs / 1000);
+    },
+  });
+  const waited = new KeyedHistogram(
+    "docflow_admission_queue_wait_seconds",
+    "Time calls that could not run at once waited in admission's queue, by outcome (admitted, or refused when the wait ran out), in seconds.",
+    ["outcome"],
+    QUEUE_WAIT_BUCKETS,
+    registry,
+  );
+  const ADMITTED: Labels = { outcome: "admitted" };
+  const REFUSED: Labels = { outcome: "refused" };
+  return {
+    observer: {
+      refused(reason, client) {
+        let byClient = refusals.get(reason);
+        if (!byClient) {
+          byClient = new Map();
+          refusals.set(reason, byClient);
+        }
+        byClient.set(client, (byClient.get(client) ?? 0) + 1);
+      },
+      waited(seconds, admitted) {
+        waited.observe(admitted ? ADMITTED : REFUSED, seconds);
+      },
+    },
+    watch(watched) {
+      state = watched;
     },
   };
 }

@@ -7,11 +7,14 @@
  */
 
 import { Code } from "@connectrpc/connect";
+import type { AdmissionObserver } from "../admission/admission";
 import type { LogFields } from "../log";
 import type { CallOutcome } from "../rpc/outcome";
 import { codeName, grpcStatusName } from "../wire/errors";
 import type { NodeRequest, NodeResponse } from "../wire/http";
 import {
+  type AdmissionState,
+  type ConnectionCounts,
   type HttpRequestLabels,
   knownMethod,
   METRICS_PATH,
@@ -95,6 +98,10 @@ export interface RequestObservation {
 export interface Observer {
   /** GET /metrics, when metrics are on. */
   metricsRoute(path: string): Metrics | undefined;
+  /** Admission's metrics (none when metrics are off). */
+  readonly admission: AdmissionObserver | undefined;
+  watchAdmission(state: AdmissionState): void;
+  watchConnections(counts: ConnectionCounts): void;
   /** What /readyz would answer, read at each scrape (the readiness gauge). */
   watchReadiness(check: () => Promise<boolean>): void;
   begin(req: NodeRequest, res: NodeResponse, path: string): RequestObservation;
@@ -109,6 +116,9 @@ export function createObserver(
   return {
     metricsRoute: (path) => (path === METRICS_PATH ? metrics : undefined),
     watchReadiness: (check) => metrics?.watchReadiness(check),
+    admission: metrics?.admission,
+    watchAdmission: (state) => metrics?.watchAdmission(state),
+    watchConnections: (counts) => metrics?.watchConnections(counts),
     begin(req, _res, path) {
       metrics?.requestStarted();
       const span = tracer?.start(req, path);

@@ -58,6 +58,8 @@ export interface FrontCall {
   readonly values: ContextValues;
   /** Where the code of an answer written before any interceptor ran is put. */
   readonly outcome: CallOutcome;
+  /** How long the call waited for admission, in ms: its client's deadline has that much less left. */
+  readonly waitedMs?: number;
 }
 
 /** A call's settings, read from its headers (Connect GET: its query) before its body. */
@@ -85,6 +87,8 @@ export interface RpcAdapter {
   accepts(req: NodeRequest, route: MethodRoute): boolean;
   /** The HTTP methods a route takes on this protocol. */
   methods(route: MethodRoute): readonly string[];
+  /** The client's deadline from its timeout header, in ms (none, or a malformed one: undefined). */
+  clientTimeoutMs(req: NodeRequest): number | undefined;
   settings(req: NodeRequest, route: MethodRoute, codecs: Codecs): CallSettings;
   /** The content type of the answer (a response header before the call runs). */
   contentType(settings: CallSettings): string;
@@ -399,7 +403,8 @@ export async function serveRpc(
     protocolName: adapter.name,
     requestMethod: req.method ?? "POST",
     url: req.url ?? route.path,
-    timeoutMs: settings.timeoutMs,
+    timeoutMs:
+      settings.timeoutMs === undefined ? undefined : settings.timeoutMs - (front.waitedMs ?? 0),
     requestHeader: () => requestHeaders(req),
     response: res,
     values: front.values,

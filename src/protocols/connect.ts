@@ -130,6 +130,10 @@ export const connect: RpcAdapter = {
     return (isStream(route) ? STREAM : UNARY).test(req.headers["content-type"] ?? "");
   },
   methods: (route) => (route.allowGet && !isStream(route) ? ["POST", "GET"] : ["POST"]),
+  clientTimeoutMs(req) {
+    const timeout = timeoutOf(req);
+    return typeof timeout === "number" ? timeout : undefined;
+  },
   rpcSystem: "connectrpc",
   needsTrailers: false,
   enveloped: isStream,

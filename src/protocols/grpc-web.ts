@@ -8,7 +8,7 @@ import type { ConnectError } from "@connectrpc/connect";
 import { type NodeResponse, sendHead } from "../wire/http";
 import { errorMetadata, grpcStatusTrailers } from "../wire/rpc-errors";
 import { COMPRESSED_FLAG, type RpcAdapter } from "./adapter";
-import { grpcSettings } from "./grpc";
+import { grpcClientTimeoutMs, grpcSettings } from "./grpc";
 
 const CONTENT_TYPE = /^application\/grpc-web(?:\+(?:(json)(?:; ?charset=utf-?8)?|proto))?$/i;
 const TRAILER_FLAG = 0x80;
@@ -52,6 +52,7 @@ export const grpcWeb: RpcAdapter = {
   name: "grpc-web",
   accepts: (req) => CONTENT_TYPE.test(req.headers["content-type"] ?? ""),
   methods: () => ["POST"],
+  clientTimeoutMs: grpcClientTimeoutMs,
   rpcSystem: "grpc",
   needsTrailers: false,
   enveloped: () => true,

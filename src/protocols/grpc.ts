@@ -49,6 +49,12 @@ export function parseGrpcTimeout(value: string | null): number | undefined | Con
   return Number(match[1]) * (UNIT_MS[match[2] as string] as number);
 }
 
+/** The gRPC family's client deadline, in ms: `grpc-timeout`, when well formed. */
+export function grpcClientTimeoutMs(req: NodeRequest): number | undefined {
+  const timeout = parseGrpcTimeout(header(req, "grpc-timeout"));
+  return typeof timeout === "number" ? timeout : undefined;
+}
+
 /**
  * The settings the gRPC family (gRPC, gRPC-Web) reads from its headers:
  * codec by content type, timeout, request coding, answer coding.
@@ -107,6 +113,7 @@ export const grpc: RpcAdapter = {
   name: "grpc",
   accepts: (req) => CONTENT_TYPE.test(req.headers["content-type"] ?? ""),
   methods: () => ["POST"],
+  clientTimeoutMs: grpcClientTimeoutMs,
   rpcSystem: "grpc",
   needsTrailers: true,
   enveloped: () => true,

@@ -34,6 +34,7 @@ import {
   type UnaryRequest,
   type UnaryResponse,
 } from "@connectrpc/connect";
+import { runInCall } from "../call-scope";
 import type { MethodRoute } from "./pipeline";
 
 /** What `new Headers(…)` takes. */
@@ -97,7 +98,7 @@ class CallContext implements HandlerContext {
   readonly values: ContextValues;
   private controller: AbortController | undefined;
   /** Why the call was aborted, before anything read its signal; undefined while it runs. */
-  private reason: unknown;
+  reason: unknown;
   private aborted = false;
   /** The client's deadline (epoch ms), if it gave one. */
   private readonly deadline: number | undefined;
@@ -154,6 +155,11 @@ class CallContext implements HandlerContext {
       if (this.aborted) this.controller.abort(this.reason);
     }
     return this.controller.signal;
+  }
+
+  /** The call is over (src/call-scope.ts): storage starts nothing more for it. */
+  get over(): boolean {
+    return this.aborted;
   }
 
   readonly timeoutMs = (): number | undefined =>
@@ -387,7 +393,9 @@ export async function callUnary(
       input instanceof Undecodable
         ? new CallRequest(context, false, create(route.method.input), input)
         : new CallRequest(context, false, input);
-    const res = await unaryChain(interceptors)(request as unknown as UnaryRequest);
+    const res = await runInCall(context, () =>
+      unaryChain(interceptors)(request as unknown as UnaryRequest),
+    );
     takeAnswerHeaders(res, context, "header");
     takeAnswerHeaders(res, context, "trailer");
     // The client's deadline timer, if it gave one, must not outlive the call.

@@ -26,8 +26,9 @@ export interface DatabaseOptions {
   readonly uri: string | undefined;
   readonly name: string;
   /**
-   * Longest wait for one operation: server selection, a new connection, and
-   * every socket read. A stalled server gives an error after this time, never a hang.
+   * Longest wait for one step of an operation: server selection, the pool's
+   * checkout, a new connection, and every socket read. A stalled server gives
+   * an error after this time (a retried read after about three), never a hang.
    */
   readonly operationTimeoutMs: number;
   /** Called with every command the driver sends (command monitoring); tests count round trips with it. */
@@ -46,6 +47,9 @@ export async function openDatabase(options: DatabaseOptions): Promise<Database> 
       serverSelectionTimeoutMS: wait,
       connectTimeoutMS: wait,
       socketTimeoutMS,
+      // The pool's checkout too: with the server stalled, new connections hang in their
+      // handshake two at a time (maxConnecting), and every other call would wait its turn.
+      waitQueueTimeoutMS: wait,
       monitorCommands: options.onCommand !== undefined || options.monitor !== undefined,
     });
   const client = clientFor(wait);

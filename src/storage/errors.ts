@@ -74,13 +74,18 @@ function isUnavailable(error: unknown): boolean {
   return typeof code === "string" && SOCKET_ERROR_CODES.has(code);
 }
 
-/** The same store, with every method's outage errors turned into `storageUnavailable`. */
-export function guardStore<T extends object>(store: T): T {
+/**
+ * The same store, with every method's outage errors turned into
+ * `storageUnavailable`; `before` runs before each method starts (and may
+ * throw: then nothing is sent).
+ */
+export function guardStore<T extends object>(store: T, before?: () => void): T {
   const guarded: Record<string, unknown> = {};
   for (const [name, member] of Object.entries(store)) {
     guarded[name] =
       typeof member === "function"
         ? async (...args: unknown[]) => {
+            before?.();
             try {
               return await (member as (...a: unknown[]) => Promise<unknown>).apply(store, args);
             } catch (error) {

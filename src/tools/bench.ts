@@ -49,13 +49,26 @@ import {
   BENCH,
   benchFixture,
   CONNECT_PATH,
+  FLOOD_CALL,
   groupRequestBytes,
   type HttpCall,
+  OVERLOAD_CALL,
   SCENARIOS,
   type Scenario,
 } from "./bench/fixture";
 import { type GhzFiles, ghzArgs, parseGhz, prepareGhz } from "./bench/ghz";
 import { cpuByThreadMs, cpuMs, type LoadResult, median, rssMb, START_LINE } from "./bench/measure";
+import {
+  type FairnessResult,
+  fairness,
+  grpcSpikes,
+  httpSpikes,
+  type OverloadOptions,
+  type OverloadTools,
+  overloadGoals,
+  type SpikeResult,
+  vegetaVersion,
+} from "./bench/overload";
 import {
   hasTaskset,
   killAllNow,
@@ -73,7 +86,7 @@ import { prepareWrk, wrkArgs } from "./bench/wrk";
 import { commandLine } from "./cli";
 
 const USAGE = `usage: npm run bench [-- --json [file]] [-- --against REV] [-- --observability]
-                 [-- --profile [dir]]
+                 [-- --profile [dir]] [-- --overload]
 
 Throughput, latency, server CPU per request, database commands per request and
 memory of the service against two baselines: "tight", a plain node:http server
@@ -87,6 +100,10 @@ child process.
   --json [file]      also write the results as JSON (default bench-results.json)
   --against REV      compare with the service at another commit instead
   --observability    compare metrics and tracing settings of the service instead
+  --overload         open-loop overload instead (vegeta, ghz --rps): the service
+                     and the tight baseline, each with its database on one core,
+                     at 1x, 2x, 5x and 10x their capacity, then two clients, one
+                     flooding (BENCH_OVERLOAD_MULTIPLIERS, BENCH_OVERLOAD_SECONDS)
   --profile [dir]    CPU profiles of the service under each scenario instead:
                      top frames by self time, costs by place, a flame graph
                      (SVG), the raw .cpuprofile and .heapprofile (default dir
@@ -101,7 +118,10 @@ MONGODB_URI (a real MongoDB: a fresh database, dropped at the end).
 See docs/performance.md.`;
 
 // Before anything starts: --help does no work.
-commandLine({ text: USAGE, options: ["--json", "--against", "--observability", "--profile"] });
+commandLine({
+  text: USAGE,
+  options: ["--json", "--against", "--observability", "--profile", "--overload"],
+});
 
 const ROOT = fileURLToPath(new URL("../../", import.meta.url));
 const script = (name: string) => fileURLToPath(new URL(`./bench/${name}`, import.meta.url));
@@ -277,6 +297,8 @@ interface Options {
    * as one small host runs both: the engine's work then slows every server).
    */
   readonly databaseCore: number;
+  /** --overload: open-loop overload of the service and the tight baseline instead. */
+  readonly overload: boolean;
 }
 
 function readOptions(): Options {
@@ -337,6 +359,7 @@ function readOptions(): Options {
           ? profileArg
           : "bench-profiles",
     observability: args.includes("--observability") || process.env.BENCH_OBSERVABILITY === "1",
+    overload: args.includes("--overload"),
     nodeFlags: (process.env.BENCH_NODE_FLAGS ?? "").includes("|")
       ? (process.env.BENCH_NODE_FLAGS ?? "").split("|").map((set) =>
           set
@@ -419,7 +442,8 @@ async function main(): Promise<void> {
 
   if (uri === undefined) {
     embedded = await startEmbeddedServer(dbName);
-    pinProcess(embedded.pid, options.databaseCore);
+    // Overload: the service with its database on one core, as `npm start` runs it there.
+    pinProcess(embedded.pid, options.overload ? SERVER_CORE : options.databaseCore);
   }
   const dbUri = uri ?? embedded?.uri ?? "";
   database = await openDatabase({
@@ -457,7 +481,7 @@ async function main(): Promise<void> {
     MONGODB_DB: dbName,
     PORT: "0",
     HOST: "127.0.0.1",
-    LOG_LEVEL: "info",
+    LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info",
   };
   if (options.observability || options.nodeFlags.length > 0 || options.against !== undefined) {
     const variants: Variant[] = options.observability
@@ -481,6 +505,10 @@ async function main(): Promise<void> {
   }
   if (options.profileDir !== undefined) {
     await profileBench(options, options.profileDir, env, tools);
+    return;
+  }
+  if (options.overload) {
+    await overloadBench(options, env, dir, started, dbUri);
     return;
   }
   const command = serviceCommand();
@@ -557,6 +585,92 @@ async function main(): Promise<void> {
         null,
         2,
       )}\n`,
+    );
+    console.log(`results written to ${options.jsonFile}`);
+  }
+}
+
+/**
+ * --overload (src/tools/bench/overload.ts): the service and the tight
+ * baseline, one after the other, each with the database on its core.
+ */
+async function overloadBench(
+  options: Options,
+  env: NodeJS.ProcessEnv,
+  dir: string,
+  started: number,
+  dbUri: string,
+): Promise<void> {
+  const vegeta = onPath("vegeta");
+  const wrk = onPath("wrk");
+  if (!vegeta || !wrk) {
+    throw new Error(
+      "--overload needs vegeta and wrk on PATH: go install github.com/tsenart/vegeta/v12@latest; apt-get install wrk",
+    );
+  }
+  const ghz = onPath("ghz");
+  const tools: OverloadTools = {
+    vegeta,
+    wrk,
+    ghz,
+    ghzFiles: ghz ? prepareGhz(ROOT, dir, groupRequestBytes()) : undefined,
+    dir,
+  };
+  const multipliers = (process.env.BENCH_OVERLOAD_MULTIPLIERS ?? "1,2,5,10")
+    .split(",")
+    .map(Number)
+    .filter((m) => m > 0);
+  const overload: OverloadOptions = {
+    multipliers,
+    seconds: Number(process.env.BENCH_OVERLOAD_SECONDS ?? 30),
+    floodMultiplier: 5,
+    quietShare: 0.2,
+  };
+  const command = serviceCommand();
+  console.log(
+    `overload: ${vegetaVersion(vegeta)}; ghz ${ghz ?? "not on PATH (gRPC skipped)"}; each server and the database on core ${SERVER_CORE}, the load on core ${LOAD_CORE}; ${overload.seconds} s a spike at ${multipliers.join("×, ")}× capacity`,
+  );
+  const spikes: SpikeResult[] = [];
+  const fair: FairnessResult[] = [];
+  const sides: { name: string; http: string[]; grpc: string[]; env: NodeJS.ProcessEnv }[] = [
+    { name: "service", http: command.argv, grpc: command.argv, env: { ...env, ...command.env } },
+    {
+      name: "tight",
+      http: floorCommand(command, "http"),
+      grpc: floorCommand(command, "grpc"),
+      env: { ...env, ...command.env, FLOOR: "tight" },
+    },
+  ];
+  for (const side of sides) {
+    console.log(`\n${side.name}, legacy GetSubscriptions JSON over HTTP/1.1:`);
+    const server = await startServer(`${side.name}-http`, side.http, side.env, ROOT);
+    spikes.push(...(await httpSpikes(tools, side.name, server, OVERLOAD_CALL, overload)));
+    const capacity = spikes.find((r) => r.side === side.name)?.capacity ?? 0;
+    fair.push(
+      await fairness(tools, side.name, server, OVERLOAD_CALL, FLOOD_CALL, capacity, overload),
+    );
+    await stopAll();
+    console.log(`${side.name}, GetCounteragentsFromGroup (pages of 100) over gRPC:`);
+    const grpcServer = await startServer(`${side.name}-grpc`, side.grpc, side.env, ROOT);
+    spikes.push(
+      ...(await grpcSpikes(
+        tools,
+        side.name,
+        grpcServer,
+        "docflow.api.v1.CounteragentService/GetCounteragentsFromGroup",
+        AUTHORIZATION,
+        overload,
+      )),
+    );
+    await stopAll();
+  }
+  console.log("\ngoals (docs/performance.md, Overload):");
+  for (const line of overloadGoals(spikes)) console.log(`  ${line}`);
+  console.log(`total time ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  if (options.jsonFile) {
+    writeFileSync(
+      options.jsonFile,
+      `${JSON.stringify({ date: new Date().toISOString(), machine: machineFacts(dbUri, SERVER_CORE), overload, spikes, fairness: fair }, null, 2)}\n`,
     );
     console.log(`results written to ${options.jsonFile}`);
   }

@@ -150,7 +150,11 @@ export function createJsonProfile(options: JsonProfileOptions = {}): Profile {
     async fail(exchange, error) {
       const status = statusOf(error);
       const body = new TextEncoder().encode(JSON.stringify(statusJson(error, status, registry)));
-      await exchange.respond(status, { "content-type": JSON_TYPE }, body);
+      const headers: Record<string, string> = { "content-type": JSON_TYPE };
+      // A refusal says when to come back (RFC 9110 §10.2.3), as its metadata did.
+      const retryAfter = error.metadata.get("retry-after");
+      if (retryAfter !== null) headers["retry-after"] = retryAfter;
+      await exchange.respond(status, headers, body);
     },
     async methodNotAllowed(exchange, allowed) {
       const error = new ConnectError(

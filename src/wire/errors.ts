@@ -55,6 +55,12 @@ export const HTTP_ERRORS = {
   },
   408: { errorCode: "Http.RequestTimeout", title: "Request Timeout", described: undefined },
   409: { errorCode: "Http.Conflict", title: "Conflict", described: undefined },
+  429: {
+    errorCode: "Http.TooManyRequests",
+    title: "Too Many Requests",
+    described:
+      "This client is over its share of an instance other clients wait for (X-Service-ErrorCode Service.ClientOverShare). Nothing was done; retry after Retry-After seconds.",
+  },
   413: { errorCode: "Http.PayloadTooLarge", title: "Content Too Large", described: undefined },
   415: {
     errorCode: "Http.UnsupportedMediaType",
@@ -78,7 +84,12 @@ export const HTTP_ERRORS = {
     described: "Unexpected processing error.",
   },
   501: { errorCode: "Http.NotImplemented", title: "Not Implemented", described: undefined },
-  503: { errorCode: "Http.ServiceUnavailable", title: "Service Unavailable", described: undefined },
+  503: {
+    errorCode: "Http.ServiceUnavailable",
+    title: "Service Unavailable",
+    described:
+      "The instance is over its capacity (X-Service-ErrorCode Service.Overloaded). Nothing was done; retry after Retry-After seconds, with jitter.",
+  },
   505: {
     errorCode: "Http.VersionNotSupported",
     title: "HTTP Version Not Supported",
@@ -194,6 +205,14 @@ export const DOMAIN_ERRORS: Readonly<Record<ErrorKind, KindRow>> = {
     reason: "UNSUPPORTED_MEDIA_TYPE",
   },
   [ErrorKind.Unavailable]: { code: Code.Unavailable, httpStatus: 500, reason: "UNAVAILABLE" },
+  // docs/api.md §4.1: gRPC clients retry unavailable (with backoff, on another instance)…
+  [ErrorKind.Overloaded]: { code: Code.Unavailable, httpStatus: 503, reason: "OVERLOADED" },
+  // …and treat resource_exhausted as a quota of their own, not to be retried at once.
+  [ErrorKind.ClientOverShare]: {
+    code: Code.ResourceExhausted,
+    httpStatus: 429,
+    reason: "CLIENT_OVER_SHARE",
+  },
 };
 
 /**
@@ -203,9 +222,24 @@ export const DOMAIN_ERRORS: Readonly<Record<ErrorKind, KindRow>> = {
  */
 export const CHALLENGE_HEADER = "www-authenticate";
 
+/** When to come back, in seconds (RFC 9110 §10.2.3), on a refusal: a response header (trailer on gRPC). */
+export const RETRY_AFTER_HEADER = "retry-after";
+/** gRPC's retry pushback (gRFC A6), in ms: a trailer the gRPC family reads when it retries. */
+export const RETRY_PUSHBACK_HEADER = "grpc-retry-pushback-ms";
+
 /** The WWW-Authenticate an error carries, for the legacy answer. */
 export function challengeOf(error: ConnectError): string | undefined {
   return error.metadata.get(CHALLENGE_HEADER) ?? undefined;
+}
+
+/** The plain-HTTP answer's headers an error carries: its challenge, and when to come back. */
+export function answerHeadersOf(error: ConnectError): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const challenge = error.metadata.get(CHALLENGE_HEADER);
+  if (challenge !== null) headers[CHALLENGE_HEADER] = challenge;
+  const retryAfter = error.metadata.get(RETRY_AFTER_HEADER);
+  if (retryAfter !== null) headers[RETRY_AFTER_HEADER] = retryAfter;
+  return headers;
 }
 
 export function domainToConnectError(error: DomainError): ConnectError {
@@ -236,10 +270,12 @@ export function connectToLegacyError(error: ConnectError): LegacyError {
   const info = error.findDetails(ErrorInfoSchema).find((detail) => detail.domain === ERROR_DOMAIN);
   const row = info && Object.values(DOMAIN_ERRORS).find((r) => r.reason === info.reason);
   const status = row?.httpStatus ?? CODES[error.code].legacyStatus;
+  // A 503 is a refusal that did nothing: its message and code are safe to show, unlike a fault's.
+  const hidden = status >= 500 && status !== 503;
   return legacyError(
     status,
-    status >= 500 ? INTERNAL_MESSAGE : error.rawMessage,
-    status >= 500 ? undefined : info?.metadata.errorCode,
+    hidden ? INTERNAL_MESSAGE : error.rawMessage,
+    hidden ? undefined : info?.metadata.errorCode,
   );
 }
 

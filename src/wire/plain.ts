@@ -3,6 +3,8 @@
  * timeouts, health. Errors are short text, or problem+json for clients that
  * asked for JSON, always with X-Service-ErrorCode (docs/api.md §3).
  */
+
+import type { ServerResponse } from "node:http";
 import { HTTP_ERRORS, type LegacyError, legacyError } from "./errors";
 import type { NodeRequest, NodeResponse } from "./http";
 
@@ -50,6 +52,58 @@ export function sendError(
   res.setHeader("content-length", String(bytes.length));
   if (req.method === "HEAD") res.end();
   else res.end(bytes);
+}
+
+/** An error answer made once and sent many times (admission's refusals): both bodies, every header. */
+export interface PreparedError {
+  readonly status: number;
+  readonly text: { readonly body: string; readonly headers: Readonly<Record<string, string>> };
+  readonly problem: { readonly body: string; readonly headers: Readonly<Record<string, string>> };
+}
+
+/** What sendError would answer, made once: text and problem+json, with `headers` added. */
+export function prepareError(
+  error: LegacyError,
+  headers: Readonly<Record<string, string>> = {},
+): PreparedError {
+  const form = (body: string, contentType: string) => ({
+    body,
+    headers: {
+      ...headers,
+      "x-service-errorcode": error.errorCode,
+      "content-type": contentType,
+      "content-length": String(Buffer.byteLength(body, "utf8")),
+    },
+  });
+  return {
+    status: error.status,
+    text: form(error.message, "text/plain; charset=utf-8"),
+    problem: form(
+      JSON.stringify({
+        type: "about:blank",
+        title: HTTP_ERRORS[error.status].title,
+        status: error.status,
+        detail: error.message,
+        errorCode: error.errorCode,
+      }),
+      "application/problem+json",
+    ),
+  };
+}
+
+/** Sends a prepared error as sendError would send it (HEAD: no body). */
+export function sendPrepared(req: NodeRequest, res: NodeResponse, prepared: PreparedError): void {
+  req.resume();
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  const form = wantsProblemJson(req) ? prepared.problem : prepared.text;
+  // problem+json or text by Accept (kept beside what CORS added to Vary).
+  addVary(res, "Accept");
+  (res as ServerResponse).writeHead(prepared.status, form.headers);
+  if (req.method === "HEAD") res.end();
+  else res.end(form.body);
 }
 
 /** 405 with its Allow header: the one way every room refuses a method. */

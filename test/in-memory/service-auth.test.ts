@@ -116,10 +116,11 @@ describe("the key and the token against the stored credentials", () => {
     expect(await expiresAt(USERS.admin.token)).toBeInstanceOf(Date);
   });
 
-  it("a known, enabled key and a live token: the token's user", async () => {
+  it("a known, enabled key and a live token: the token's user, from the key's client", async () => {
     const now = () => new Date("2030-01-01T00:00:00Z");
     expect(await authenticate(header(KEY, USERS.clerk.token), h.deps.credentials, now)).toEqual({
       userId: USERS.clerk.userId,
+      client: "Test client",
     });
   });
 
@@ -145,6 +146,7 @@ describe("the key and the token against the stored credentials", () => {
     const exactly = () => new Date(at.getTime());
     expect(await authenticate(header(KEY, USERS.admin.token), h.deps.credentials, before)).toEqual({
       userId: USERS.admin.userId,
+      client: "Test client",
     });
     expect(
       await refusal(() =>

@@ -103,6 +103,9 @@ const base = createObserver(undefined, undefined);
 const observer: typeof base = {
   metricsRoute: base.metricsRoute,
   watchReadiness: base.watchReadiness,
+  admission: base.admission,
+  watchAdmission: base.watchAdmission,
+  watchConnections: base.watchConnections,
   begin(req, res, path) {
     const observed = base.begin(req, res, path);
     return {

@@ -38,12 +38,15 @@ let service: PausableService;
 let h: Harness;
 let server: EmbeddedServer;
 
+/** Connections of the service's pool: fewer than the calls of the saturation test. */
+const POOL = 4;
+
 beforeAll(async () => {
-  service = await startOnPausableEngine("frozen", {
-    callDeadlineMs: DEADLINE_MS,
-    databaseMs: DATABASE_MS,
-    healthMs: HEALTH_MS,
-  });
+  service = await startOnPausableEngine(
+    "frozen",
+    { callDeadlineMs: DEADLINE_MS, databaseMs: DATABASE_MS, healthMs: HEALTH_MS },
+    `maxPoolSize=${POOL}`,
+  );
   h = service.h;
   server = service.engine;
 });
@@ -203,5 +206,44 @@ describe("a frozen database", () => {
     expect((await legacy(h, { method: "GET", path: "/healthz" })).status).toBe(200);
     const res = await callRpc(h, "grpc", method, request(), authHeader("admin"));
     expect(res.ok).toBe(true);
+  });
+  it("frozen again with the pool healthy, 40 concurrent calls, 10 times the pool: each ends unavailable (legacy 500) by the database's timeouts, none by the deadline", async () => {
+    // A healthy pool when the database freezes: every call then waits for a connection
+    // (two handshakes at a time, each hanging until its timeout).
+    expect((await legacyUpdate()).status).toBe(200);
+    await freeze(server.pid);
+    const calls = Array.from({ length: 40 }, (_, i) => {
+      const protocol = (["legacy", "grpc", "connect-binary", "grpc-web"] as const)[i % 4];
+      const started = Date.now();
+      const done =
+        protocol === "legacy"
+          ? legacyUpdate({ "x-request-id": `saturated-${i}` }).then((r) => ({
+              ok: r.status === 200,
+              legacyStatus: r.status,
+              code: undefined as Code | undefined,
+            }))
+          : callRpc(h, protocol, method, request(), authHeader("admin"), {
+              "x-request-id": `saturated-${i}`,
+            }).then((r) => ({
+              ok: r.ok,
+              legacyStatus: undefined as number | undefined,
+              code: r.ok ? undefined : r.code,
+            }));
+      return done.then((r) => ({ ...r, protocol, ms: Date.now() - started }));
+    });
+    const results = await Promise.all(calls);
+    for (const r of results) {
+      expect(r.ok, r.protocol).toBe(false);
+      if (r.protocol === "legacy") expect(r.legacyStatus).toBe(500);
+      else expect(r.code, r.protocol).toBe(Code.Unavailable);
+      expect(r.ms, r.protocol).toBeLessThan(UNAVAILABLE_WITHIN_MS);
+    }
+    const deadlines = logs()
+      .map((l) => JSON.parse(l))
+      .filter(
+        (l) =>
+          String(l.requestId).startsWith("saturated-") && l.msg === "call exceeded its deadline",
+      );
+    expect(deadlines).toEqual([]);
   });
 });

@@ -11,6 +11,7 @@ import type { Db, MongoClient } from "mongodb";
 import { afterAll, beforeAll } from "vitest";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { StatusSchema } from "../../gen/google/rpc/status_pb";
+import { type AdmissionConfig, DEFAULT_ADMISSION } from "../../src/admission/admission";
 import { DEFAULT_TIMEOUTS, type Timeouts } from "../../src/config";
 import { createDeps, type Deps, type DepsOptions } from "../../src/deps";
 import { loadFixture } from "../../src/fixtures/load";
@@ -99,6 +100,16 @@ export function useHarness(
 
 /** The service's own cache settings: tests run the cached path production runs. */
 export const TEST_CACHE = { ttlMs: 5_000, maxEntries: 10_000 };
+
+/**
+ * Admission of test servers: the service's defaults, but a call may wait up
+ * to the call deadline for a slot. Tests run two files at a time on loaded
+ * CI machines and send bursts of 50–200 calls (the concurrency tests), whose
+ * waits there can pass the 100 ms a production queue allows; a refusal would
+ * be the machine's noise, not the rule under test. The admission tests
+ * (test/server/overload.test.ts) set their own.
+ */
+export const TEST_ADMISSION: AdmissionConfig = { ...DEFAULT_ADMISSION, queueTargetMs: 10_000 };
 
 /** Timeouts of test servers: the service's defaults unless a test asks for others. */
 export const TEST_TIMEOUTS: Timeouts = { ...DEFAULT_TIMEOUTS, shutdownMs: 5_000 };
@@ -202,6 +213,8 @@ export async function startHarness(
       observer:
         options.observer ??
         (served.tracing ? createObserver(undefined, served.tracing.tracer) : undefined),
+      admission: options.admission ?? TEST_ADMISSION,
+      connections: options.connections,
     });
     const address = await server.listen(0, "127.0.0.1");
     return {

@@ -23,10 +23,15 @@ export interface PausableService {
 export async function startOnPausableEngine(
   name: string,
   timeouts: Partial<Timeouts>,
+  /** Connection-string options for the service's client, e.g. "maxPoolSize=4". */
+  uriOptions = "",
 ): Promise<PausableService> {
   const engine = await startEmbeddedServer(name);
+  const uri = uriOptions
+    ? `${engine.uri}${engine.uri.includes("?") ? "&" : "?"}${uriOptions}`
+    : engine.uri;
   const h = await startHarness(baseFixture(), { ...TEST_TIMEOUTS, ...timeouts }, TEST_CACHE, {
-    database: { uri: engine.uri, name, close: async () => undefined },
+    database: { uri, name, close: async () => undefined },
   });
   return {
     h,

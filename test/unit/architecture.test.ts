@@ -14,7 +14,8 @@ const ARCHITECTURE_DOC = new URL("../../docs/architecture.md", import.meta.url).
 /** Each room's files (by path under src/) and the rooms it may import, bottom first. */
 const ROOMS: Record<string, { readonly files: RegExp; readonly mayImport: readonly string[] }> = {
   domain: { files: /^domain\//, mayImport: [] },
-  base: { files: /^(env|log|version)\.ts$/, mayImport: [] },
+  base: { files: /^(env|log|version|call-scope)\.ts$/, mayImport: [] },
+  admission: { files: /^admission\//, mayImport: [] },
   transcoder: { files: /^transcoder\//, mayImport: [] },
   wire: { files: /^wire\//, mayImport: ["domain", "gen"] },
   storage: { files: /^storage\//, mayImport: ["domain"] },
@@ -27,8 +28,8 @@ const ROOMS: Record<string, { readonly files: RegExp; readonly mayImport: readon
     files: /^legacy\//,
     mayImport: ["rpc", "protocols", "wire", "domain", "gen", "transcoder"],
   },
-  observability: { files: /^observability\//, mayImport: ["rpc", "wire", "base"] },
-  config: { files: /^config\.ts$/, mayImport: ["auth", "observability", "base"] },
+  observability: { files: /^observability\//, mayImport: ["rpc", "wire", "base", "admission"] },
+  config: { files: /^config\.ts$/, mayImport: ["auth", "observability", "base", "admission"] },
   http: {
     files: /^http\//,
     mayImport: [
@@ -43,6 +44,7 @@ const ROOMS: Record<string, { readonly files: RegExp; readonly mayImport: readon
       "config",
       "gen",
       "transcoder",
+      "admission",
     ],
   },
   main: { files: /^main\.ts$/, mayImport: ["*"] },

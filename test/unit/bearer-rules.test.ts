@@ -158,9 +158,13 @@ describe("verified claims → the caller", () => {
   const rules = { userClaim: "sub" };
 
   it("the user claim is the caller's user id; another claim when configured", () => {
-    expect(callerFromClaims({ sub: "u-1" }, rules)).toStrictEqual({ userId: "u-1" });
+    expect(callerFromClaims({ sub: "u-1" }, rules)).toStrictEqual({
+      userId: "u-1",
+      client: "bearer",
+    });
     expect(callerFromClaims({ sub: "client", uid: "u-2" }, { userClaim: "uid" })).toStrictEqual({
       userId: "u-2",
+      client: "bearer",
     });
   });
 
@@ -183,16 +187,24 @@ describe("verified claims → the caller", () => {
   it("256 characters (code points, as every identifier) is a user id", () => {
     expect(callerFromClaims({ sub: "x".repeat(256) }, rules)).toStrictEqual({
       userId: "x".repeat(256),
+      client: "bearer",
     });
     expect(callerFromClaims({ sub: "😀".repeat(256) }, rules)).toStrictEqual({
       userId: "😀".repeat(256),
+      client: "bearer",
     });
   });
 
   it("allowed clients: client_id, else azp; anything else refused", () => {
     const only = { ...rules, allowedClientIds: ["app"] };
-    expect(callerFromClaims({ sub: "u", client_id: "app" }, only)).toStrictEqual({ userId: "u" });
-    expect(callerFromClaims({ sub: "u", azp: "app" }, only)).toStrictEqual({ userId: "u" });
+    expect(callerFromClaims({ sub: "u", client_id: "app" }, only)).toStrictEqual({
+      userId: "u",
+      client: "app",
+    });
+    expect(callerFromClaims({ sub: "u", azp: "app" }, only)).toStrictEqual({
+      userId: "u",
+      client: "app",
+    });
     // client_id wins over azp when both are there.
     for (const claims of [
       { sub: "u", client_id: "other", azp: "app" },
@@ -211,11 +223,18 @@ describe("verified claims → the caller", () => {
     }
     // Any one of several allowed clients.
     const two = { ...rules, allowedClientIds: ["app", "tool"] };
-    expect(callerFromClaims({ sub: "u", client_id: "tool" }, two)).toStrictEqual({ userId: "u" });
-    expect(callerFromClaims({ sub: "u", azp: "app" }, two)).toStrictEqual({ userId: "u" });
+    expect(callerFromClaims({ sub: "u", client_id: "tool" }, two)).toStrictEqual({
+      userId: "u",
+      client: "tool",
+    });
+    expect(callerFromClaims({ sub: "u", azp: "app" }, two)).toStrictEqual({
+      userId: "u",
+      client: "app",
+    });
     // No list: any client, or none.
     expect(callerFromClaims({ sub: "u", client_id: "anyone" }, rules)).toStrictEqual({
       userId: "u",
+      client: "anyone",
     });
   });
 
@@ -230,6 +249,7 @@ describe("verified claims → the caller", () => {
     ]) {
       expect(callerFromClaims(claims, scoped), JSON.stringify(claims)).toStrictEqual({
         userId: "u",
+        client: "bearer",
       });
     }
     for (const claims of [
@@ -241,10 +261,11 @@ describe("verified claims → the caller", () => {
     ]) {
       expect(callerFromClaims(claims, scoped), JSON.stringify(claims)).toStrictEqual({
         userId: "u",
+        client: "bearer",
         missingScope: "docflow",
       });
     }
     // No required scope: none is missing.
-    expect(callerFromClaims({ sub: "u" }, rules)).toStrictEqual({ userId: "u" });
+    expect(callerFromClaims({ sub: "u" }, rules)).toStrictEqual({ userId: "u", client: "bearer" });
   });
 });

@@ -39,10 +39,10 @@ describe("the verifying clock is the app's clock", () => {
     const auth = createBearerAuthenticator(settings, keys, log);
     await expect(
       auth.authenticate(`Bearer ${token}`, at("2030-01-01T00:30:00Z"), undefined),
-    ).resolves.toEqual({ userId: "u-admin" });
+    ).resolves.toEqual({ userId: "u-admin", client: "bearer" });
     await expect(
       auth.authenticate(`Bearer ${token}`, at("2030-01-01T01:00:20Z"), undefined),
-    ).resolves.toEqual({ userId: "u-admin" });
+    ).resolves.toEqual({ userId: "u-admin", client: "bearer" });
     await expect(
       auth.authenticate(`Bearer ${token}`, at("2030-01-01T01:00:40Z"), undefined),
     ).rejects.toBeInstanceOf(DomainError);

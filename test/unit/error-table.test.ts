@@ -246,6 +246,8 @@ describe("plain HTTP errors", () => {
     408: "Request Timeout",
     409: "Conflict",
     413: "Content Too Large",
+    // RFC 6585 §4.
+    429: "Too Many Requests",
     415: "Unsupported Media Type",
     431: "Request Header Fields Too Large",
     499: "Client Closed Request",

@@ -20,12 +20,33 @@ export const BENCH = {
 
 export const AUTHORIZATION = `ServiceAuth svcauth_api_client_id=${BENCH.apiKey}, svcauth_token=${BENCH.token}`;
 
+/** --overload's second API client, the one that floods (the same user's token, another key). */
+export const FLOOD_API_KEY = "bench-flood-api-key";
+const FLOOD_AUTHORIZATION = `ServiceAuth svcauth_api_client_id=${FLOOD_API_KEY}, svcauth_token=${BENCH.token}`;
+
+const SUBSCRIPTIONS_PATH = `/GetSubscriptions?boxId=${BENCH.boxId}&userId=${BENCH.employeeUserId}`;
+
+/** --overload's call: legacy GetSubscriptions as JSON, the issue's spike. */
+export const OVERLOAD_CALL = {
+  path: SUBSCRIPTIONS_PATH,
+  headers: { Authorization: AUTHORIZATION, Accept: "application/json" },
+} as const;
+
+/** The same call from the flooding client. */
+export const FLOOD_CALL = {
+  path: SUBSCRIPTIONS_PATH,
+  headers: { Authorization: FLOOD_AUTHORIZATION, Accept: "application/json" },
+} as const;
+
 const JOINED_FROM = Date.parse("2025-01-01T00:00:00Z");
 
 /** The fixture in the format of docs/api.md §8, for loadFixture. */
 export function benchFixture(): Record<string, unknown> {
   return {
-    apiClients: [{ apiKey: BENCH.apiKey, name: "Benchmark client" }],
+    apiClients: [
+      { apiKey: BENCH.apiKey, name: "Benchmark client" },
+      { apiKey: FLOOD_API_KEY, name: "Flooding client" },
+    ],
     users: [
       {
         userId: BENCH.adminUserId,

@@ -54,6 +54,11 @@ async function main(): Promise<void> {
     const auth = req.headers.authorization;
     const asJson = /application\/json/i.test(req.headers.accept ?? "");
     switch (`${req.method} ${url.pathname}`) {
+      case "GET /readyz":
+        // --overload probes it as it probes the service's.
+        req.resume();
+        send(res, JSON_TYPE, '{"status":"ok"}');
+        return;
       case `GET ${COMMANDS_PATH}`:
         req.resume();
         send(res, "text/plain", String(store.commands()));
