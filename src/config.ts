@@ -299,6 +299,7 @@ function loadAdmissionConfig({ value, integer }: EnvReader, problems: string[]):
     max,
     queueTargetMs: integer("ADMISSION_QUEUE_TARGET_MS", d.queueTargetMs, 1, 60_000),
     latencyTargetMs: integer("ADMISSION_LATENCY_TARGET_MS", d.latencyTargetMs, 1, 60_000),
+    loopDelayTargetMs: integer("ADMISSION_LOOP_DELAY_TARGET_MS", d.loopDelayTargetMs, 1, 60_000),
     fairShares: flag(value, "ADMISSION_CLIENT_SHARES", d.fairShares, problems),
     retryAfterS: integer("ADMISSION_RETRY_AFTER_S", d.retryAfterS, 1, 3_600),
   });

@@ -32,8 +32,9 @@ export const DEFAULT_ADMISSION: AdmissionConfig = Object.freeze({
   enabled: true,
   initial: 64,
   min: 16,
-  max: 100,
-  latencyTargetMs: 50,
+  max: 1000,
+  latencyTargetMs: 250,
+  loopDelayTargetMs: 20,
   queueTargetMs: 100,
   fairShares: true,
   retryAfterS: 1,
@@ -172,7 +173,10 @@ export class Admission {
     // Queues are served in turn: ahead of this call are its client's own, and as many of
     // every other client's; the loop's delay comes on top (a late loop answers late).
     const ahead = Math.min(this.queued, (queue.queued + 1) * Math.max(1, this.turns.length));
-    const expectedWaitMs = this.loopDelayMs + ((ahead + 1) * this.limiter.latencyMs) / limit;
+    // A client with nothing waiting yet goes first when a slot frees: the loop's delay
+    // is the flood's, not its own (a quiet client keeps its share beside a flood).
+    const loopDelayMs = queue.queued > 0 || this.turns.length === 0 ? this.loopDelayMs : 0;
+    const expectedWaitMs = loopDelayMs + ((ahead + 1) * this.limiter.latencyMs) / limit;
     if (
       expectedWaitMs > this.settings.queueTargetMs ||
       this.queued >= QUEUE_PER_SLOT * Math.ceil(limit)
@@ -320,7 +324,7 @@ export class Admission {
       this.loopDelayMs = this.lateness / this.ticks;
       this.lateness = 0;
       this.ticks = 0;
-      this.limiter.adjust(now - this.windowAt, this.peakRunning);
+      this.limiter.adjust(now - this.windowAt, this.peakRunning, this.loopDelayMs, this.queued);
       this.peakRunning = this.running;
       this.windowAt = now;
       this.serveWaiting();

@@ -32,6 +32,8 @@ export interface LimitSettings {
   readonly max: number;
   /** The latency admitted calls may have (their wait inside the process included). */
   readonly latencyTargetMs: number;
+  /** The event loop's mean delay the limit keeps under. */
+  readonly loopDelayTargetMs: number;
 }
 
 /** Windows remembered for the least latency: 100 of about 100 ms (ten seconds). */
@@ -40,8 +42,6 @@ const LATENCY_WINDOWS = 100;
 const RATE_WINDOWS = 10;
 /** How much of a new window's average the latency estimate takes. */
 const EWMA_WEIGHT = 0.3;
-/** How far one window moves the limit towards its new value. */
-const SMOOTHING = 0.5;
 /** Calls slower than this many times the no-load latency are queueing. */
 const TOLERANCE = 2;
 
@@ -97,13 +97,12 @@ export class AdaptiveLimit {
 
   /**
    * Ends a window of `windowMs` in which at most `peakRunning` calls ran at
-   * once: the limit moves towards what it saw. A window whose calls never
-   * came near the limit says what demand was, not what the instance can do:
-   * it may raise the limit, never lower it (a burst after a quiet spell finds
-   * the limit where load last left it).
+   * once, the event loop was late by `loopDelayMs` on average and `queued`
+   * calls wait: a late loop shrinks the limit; a punctual one that the calls
+   * filled grows it.
    */
-  adjust(windowMs: number, peakRunning: number): void {
-    const { min, max, latencyTargetMs } = this.settings;
+  adjust(windowMs: number, peakRunning: number, loopDelayMs = 0, queued = 0): void {
+    const { min, max, loopDelayTargetMs, latencyTargetMs } = this.settings;
     const calls = this.count;
     this.rates.push((calls * 1000) / windowMs);
     if (calls > 0) {
@@ -117,10 +116,22 @@ export class AdaptiveLimit {
     this.windowMin = Number.POSITIVE_INFINITY;
     this.throughput = this.rates.max();
     this.noLoadMs = this.minimums.min();
-    if (this.throughput === 0) return;
+    if (loopDelayMs > loopDelayTargetMs) {
+      // Far over: a fifth at once (a spike's first windows decide how long it hurts).
+      this.limit = Math.max(min, this.limit * (loopDelayMs > 2 * loopDelayTargetMs ? 0.8 : 0.9));
+      return;
+    }
+    // Calls far below the limit say what demand was, not what the instance can do.
+    if (peakRunning < 0.5 * this.limit) return;
+    // Little's law caps it: no more calls than the instance finishes in the latency target.
     const targetMs = Math.max(latencyTargetMs, TOLERANCE * this.noLoadMs);
-    const next = Math.min(max, Math.max(min, (this.throughput * targetMs) / 1000));
-    if (next < this.limit && peakRunning * 2 < this.limit) return;
-    this.limit += SMOOTHING * (next - this.limit);
+    const cap = this.throughput > 0 ? (this.throughput * targetMs) / 1000 : max;
+    // Full and punctual: a tenth more, or as many as wait (up to doubling) — a limit
+    // that a flood shrank is back within a few windows once the loop is free.
+    const grown =
+      peakRunning >= 0.8 * this.limit
+        ? this.limit + Math.max(this.limit * 0.1 + 1, Math.min(queued, this.limit))
+        : this.limit;
+    this.limit = Math.min(max, Math.max(min, Math.min(grown, cap)));
   }
 }

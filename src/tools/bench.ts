@@ -61,13 +61,13 @@ import { cpuByThreadMs, cpuMs, type LoadResult, median, rssMb, START_LINE } from
 import {
   type FairnessResult,
   fairness,
+  goToolVersion,
   grpcSpikes,
   httpSpikes,
   type OverloadOptions,
   type OverloadTools,
   overloadGoals,
   type SpikeResult,
-  vegetaVersion,
 } from "./bench/overload";
 import {
   hasTaskset,
@@ -628,7 +628,7 @@ async function overloadBench(
   };
   const command = serviceCommand();
   console.log(
-    `overload: ${vegetaVersion(vegeta)}; ghz ${ghz ?? "not on PATH (gRPC skipped)"}; each server and the database on core ${SERVER_CORE}, the load on core ${LOAD_CORE}; ${overload.seconds} s a spike at ${multipliers.join("×, ")}× capacity`,
+    `overload: ${goToolVersion(vegeta)}; ${ghz ? goToolVersion(ghz) : "ghz not on PATH (gRPC skipped)"}; each server and the database on core ${SERVER_CORE}, the load on core ${LOAD_CORE}; ${overload.seconds} s a spike at ${multipliers.join("×, ")}× capacity`,
   );
   const spikes: SpikeResult[] = [];
   const fair: FairnessResult[] = [];

@@ -190,26 +190,32 @@ describe("GET /openapi.json", () => {
 
   it("every documented status per operation, with the X-Service-ErrorCode header", () => {
     const statuses = (path: string, verb: string) => Object.keys(doc.paths[path][verb].responses);
-    const common = ["200", "400", "401", "402", "403", "404", "405", "500"];
-    const withConflict = ["200", "400", "401", "402", "403", "404", "405", "409", "500"];
+    // Every operation may be refused for load: 429 (a client over its share), 503 (over capacity).
+    const load = ["429", "500", "503"];
+    const common = ["200", "400", "401", "402", "403", "404", "405", ...load];
+    const withConflict = ["200", "400", "401", "402", "403", "404", "405", "409", ...load];
     expect(statuses("/Restore", "post")).toEqual(withConflict);
     expect(statuses("/Delete", "post")).toEqual(withConflict);
     expect(statuses("/GetCounteragentsFromGroup", "get")).toEqual(common);
     expect(statuses("/GetSubscriptions", "get")).toEqual(common);
     // 413: only where a body is read.
-    expect(statuses("/UpdateSubscriptions", "post")).toEqual([...common.slice(0, 7), "413", "500"]);
+    expect(statuses("/UpdateSubscriptions", "post")).toEqual([
+      ...common.slice(0, 7),
+      "413",
+      ...load,
+    ]);
     // The counteragent groups (docs/api.md §6.4): a 404 only where a group or counteragent is addressed.
     const noNotFound = common.filter((s) => s !== "404");
     expect(statuses("/CreateCounteragentGroup", "post")).toEqual([
       ...noNotFound.slice(0, 6),
       "409",
       "413",
-      "500",
+      ...load,
     ]);
     expect(statuses("/UpdateCounteragentGroup", "post")).toEqual([
       ...withConflict.slice(0, 8),
       "413",
-      "500",
+      ...load,
     ]);
     expect(statuses("/DeleteCounteragentGroup", "post")).toEqual(common);
     expect(statuses("/GetCounteragentGroup", "get")).toEqual(common);
@@ -241,6 +247,7 @@ describe("GET /openapi.json", () => {
         const expected = ["X-Service-ErrorCode"];
         if (status === "401" || status === "403") expected.push("WWW-Authenticate");
         if (status === "405") expected.push("Allow");
+        if (status === "429" || status === "503") expected.push("Retry-After");
         expect(headers, where).toEqual(expected.sort());
       }
     }

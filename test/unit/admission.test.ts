@@ -19,7 +19,8 @@ const SETTINGS: AdmissionSettings = {
   initial: 2,
   min: 1,
   max: 100,
-  latencyTargetMs: 50,
+  latencyTargetMs: 250,
+  loopDelayTargetMs: 20,
   queueTargetMs: 100,
   fairShares: true,
 };
@@ -66,70 +67,99 @@ function waitFor(admission: Admission, client: string, deadlineAt?: number) {
   return { waiter, outcome };
 }
 
-describe("the limit: calls finished per second times the latency a call may have", () => {
+describe("the limit: grows while the event loop is punctual, shrinks when it runs late", () => {
   const limit = (settings: Partial<ConstructorParameters<typeof AdaptiveLimit>[0]> = {}) =>
-    new AdaptiveLimit({ initial: 10, min: 2, max: 500, latencyTargetMs: 50, ...settings });
-  /** One window of `ms` in which `calls` calls finished, each after `latencyMs`. */
-  /** One window of `ms` in which `calls` finished after `latencyMs` each, the limit in use. */
-  const window = (l: AdaptiveLimit, calls: number, latencyMs: number, ms = 100) => {
+    new AdaptiveLimit({
+      initial: 10,
+      min: 2,
+      max: 500,
+      latencyTargetMs: 250,
+      loopDelayTargetMs: 20,
+      ...settings,
+    });
+  /** One window of 100 ms: `calls` finished after `latencyMs` each, the limit full, the loop late by `loopMs`. */
+  const window = (l: AdaptiveLimit, calls: number, latencyMs: number, loopMs = 0) => {
     for (let i = 0; i < calls; i++) l.sample(latencyMs);
-    l.adjust(ms, l.limit);
+    l.adjust(100, l.limit, loopMs);
   };
 
-  it("starts at its initial value and keeps it until a call has finished", () => {
+  it("starts at its initial value and keeps it until anything is measured", () => {
     const l = limit();
-    l.adjust(100, 0);
+    l.adjust(100, 0, 0);
     expect(l.limit).toBe(10);
   });
 
-  it("a window far below the limit raises it but never lowers it (demand, not capacity)", () => {
+  it("grows by a tenth (and one) a window while the calls fill it and the loop is punctual", () => {
+    const l = limit();
+    window(l, 100, 5);
+    expect(l.limit).toBeCloseTo(12, 5);
+    window(l, 100, 5);
+    expect(l.limit).toBeCloseTo(14.2, 5);
+  });
+
+  it("with calls waiting it grows by as many as wait, up to doubling", () => {
+    const l = limit({ initial: 16 });
+    for (let c = 0; c < 100; c++) l.sample(5);
+    l.adjust(100, 16, 0, 12);
+    expect(l.limit).toBe(28);
+    for (let c = 0; c < 100; c++) l.sample(5);
+    l.adjust(100, 28, 0, 200);
+    expect(l.limit).toBe(56);
+  });
+
+  it("a late loop shrinks it by a tenth, by a fifth when twice the target", () => {
+    const l = limit({ initial: 100 });
+    window(l, 100, 5, 25);
+    expect(l.limit).toBeCloseTo(90, 5);
+    window(l, 100, 5, 50);
+    expect(l.limit).toBeCloseTo(72, 5);
+  });
+
+  it("calls far below the limit neither raise nor lower it (demand, not capacity)", () => {
     const l = limit({ initial: 64 });
     for (let i = 0; i < 20; i++) {
       for (let c = 0; c < 10; c++) l.sample(5);
-      l.adjust(100, 3);
+      l.adjust(100, 3, 0);
     }
     expect(l.limit).toBe(64);
-    // Near the limit, the same rate lowers it: 100 calls/s × 50 ms.
-    for (let i = 0; i < 20; i++) {
-      for (let c = 0; c < 10; c++) l.sample(5);
-      l.adjust(100, 60);
-    }
-    expect(l.limit).toBeCloseTo(5, 0);
   });
 
-  it("converges on throughput × target: 2,000 calls/s and 50 ms make 100", () => {
-    const l = limit();
-    for (let i = 0; i < 20; i++) window(l, 200, 5);
-    expect(l.throughput).toBe(2_000);
-    expect(l.limit).toBeCloseTo(100, 0);
+  it("Little's law caps it: no more calls than finish in the latency target", () => {
+    const l = limit({ initial: 100 });
+    // 200 calls/s, fast at first (5 ms: the no-load latency), then 500 ms each (a
+    // slower database): 250 ms allows 50.
+    window(l, 20, 5);
+    for (let i = 0; i < 5; i++) window(l, 20, 500);
+    expect(l.throughput).toBe(200);
+    expect(l.limit).toBeCloseTo(50, 5);
   });
 
-  it("takes the best window of the last second, so a dip does not shrink it", () => {
-    const l = limit();
+  it("calls slow by nature get twice their no-load latency instead of the target", () => {
+    const l = limit({ initial: 100 });
+    // 100 calls/s that each take 400 ms alone: the target of 250 ms would allow 25.
+    for (let i = 0; i < 30; i++) window(l, 10, 400);
+    expect(l.noLoadMs).toBe(400);
+    expect(l.limit).toBeCloseTo(80, 5);
+  });
+
+  it("the cap follows the best window of the last second, so a dip does not shrink it", () => {
+    const l = limit({ initial: 100, latencyTargetMs: 50 });
     for (let i = 0; i < 20; i++) window(l, 200, 5);
-    const before = l.limit;
+    expect(l.limit).toBeCloseTo(100, 5);
     for (let i = 0; i < 5; i++) window(l, 50, 5);
-    expect(l.limit).toBeCloseTo(before, 0);
-    // A lower rate for longer than a second is the instance's rate now.
+    expect(l.limit).toBeCloseTo(100, 5);
+    // A lower rate for longer than a second is the instance's rate now: 500 calls/s × 50 ms.
     for (let i = 0; i < 20; i++) window(l, 50, 5);
-    expect(l.limit).toBeCloseTo(25, 0);
-  });
-
-  it("calls slow by nature get twice their no-load latency, not the target", () => {
-    const l = limit();
-    // 100 calls/s that each take 200 ms alone: a target of 50 ms would allow 5.
-    for (let i = 0; i < 30; i++) window(l, 10, 200);
-    expect(l.noLoadMs).toBe(200);
-    expect(l.limit).toBeCloseTo(40, 0);
+    expect(l.limit).toBeCloseTo(25, 5);
   });
 
   it("stays within its bounds", () => {
     const high = limit({ max: 30 });
-    for (let i = 0; i < 20; i++) window(high, 1_000, 5);
-    expect(high.limit).toBeCloseTo(30, 0);
+    for (let i = 0; i < 40; i++) window(high, 1_000, 5);
+    expect(high.limit).toBe(30);
     const low = limit({ min: 8 });
-    for (let i = 0; i < 30; i++) window(low, 1, 5);
-    expect(low.limit).toBeCloseTo(8, 0);
+    for (let i = 0; i < 40; i++) window(low, 100, 5, 100);
+    expect(low.limit).toBe(8);
   });
 
   it("smooths the latency a queued call should expect", () => {

@@ -85,6 +85,90 @@ describe("no silent in-memory production", () => {
   });
 });
 
+describe("overload (docs/operations.md, Overload)", () => {
+  it("defaults: admission on, the documented limits and targets, shares on", () => {
+    expect(loadConfig({}).admission).toEqual({
+      enabled: true,
+      initial: 64,
+      min: 16,
+      max: 1000,
+      latencyTargetMs: 250,
+      loopDelayTargetMs: 20,
+      queueTargetMs: 100,
+      fairShares: true,
+      retryAfterS: 1,
+    });
+    expect(loadConfig({}).connections).toEqual({
+      max: 10_000,
+      h2MaxAgeMs: 300_000,
+      h2MaxAgeGraceMs: 30_000,
+    });
+  });
+
+  it("each can be set; the flags take any case", () => {
+    const config = loadConfig({
+      ADMISSION_ENABLED: "FALSE",
+      ADMISSION_INITIAL_LIMIT: "8",
+      ADMISSION_MIN_LIMIT: "2",
+      ADMISSION_MAX_LIMIT: "40",
+      ADMISSION_LATENCY_TARGET_MS: "20",
+      ADMISSION_LOOP_DELAY_TARGET_MS: "15",
+      ADMISSION_QUEUE_TARGET_MS: "250",
+      ADMISSION_CLIENT_SHARES: "False",
+      ADMISSION_RETRY_AFTER_S: "3",
+      MAX_CONNECTIONS: "500",
+      H2_MAX_CONNECTION_AGE_MS: "0",
+      H2_MAX_CONNECTION_AGE_GRACE_MS: "1000",
+    });
+    expect(config.admission).toEqual({
+      enabled: false,
+      initial: 8,
+      min: 2,
+      max: 40,
+      latencyTargetMs: 20,
+      loopDelayTargetMs: 15,
+      queueTargetMs: 250,
+      fairShares: false,
+      retryAfterS: 3,
+    });
+    expect(config.connections).toEqual({ max: 500, h2MaxAgeMs: 0, h2MaxAgeGraceMs: 1_000 });
+  });
+
+  it("the initial limit defaults to within a narrower range", () => {
+    expect(
+      loadConfig({ ADMISSION_MAX_LIMIT: "10", ADMISSION_MIN_LIMIT: "4" }).admission.initial,
+    ).toBe(10);
+    expect(loadConfig({ ADMISSION_MIN_LIMIT: "80" }).admission.initial).toBe(80);
+  });
+
+  it("bad values are each reported, naming the variable", () => {
+    expect(
+      problemsOf({
+        ADMISSION_ENABLED: "yes",
+        ADMISSION_QUEUE_TARGET_MS: "0",
+        ADMISSION_CLIENT_SHARES: "1",
+        MAX_CONNECTIONS: "-1",
+        H2_MAX_CONNECTION_AGE_MS: "5m",
+      }),
+    ).toEqual([
+      'ADMISSION_ENABLED must be "true" or "false" (got "yes")',
+      'ADMISSION_QUEUE_TARGET_MS must be an integer from 1 to 60000 (got "0")',
+      'ADMISSION_CLIENT_SHARES must be "true" or "false" (got "1")',
+      'MAX_CONNECTIONS must be an integer from 1 to 1000000 (got "-1")',
+      'H2_MAX_CONNECTION_AGE_MS must be an integer from 0 to 86400000 (got "5m")',
+    ]);
+  });
+
+  it("limits that contradict each other are refused", () => {
+    expect(problemsOf({ ADMISSION_MIN_LIMIT: "50", ADMISSION_MAX_LIMIT: "10" })).toEqual([
+      "ADMISSION_MIN_LIMIT must not be larger than ADMISSION_MAX_LIMIT (got 50 and 10)",
+    ]);
+    expect(problemsOf({ ADMISSION_INITIAL_LIMIT: "2000" })).toEqual([
+      "ADMISSION_INITIAL_LIMIT must be from ADMISSION_MIN_LIMIT to ADMISSION_MAX_LIMIT (got 2000; 16 to 1000)",
+    ]);
+  });
+});
+
 describe("observability", () => {
   it("METRICS_ENABLED: true by default, false turns metrics off, anything else refused", () => {
     expect(loadConfig({}).metricsEnabled).toBe(true);

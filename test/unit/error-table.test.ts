@@ -10,11 +10,13 @@ import { codeToHttpStatus, codeToString } from "@connectrpc/connect/protocol-con
 import { describe, expect, it } from "vitest";
 import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import {
+  clientOverShare,
   conflict,
   DomainError,
   ErrorKind,
   invalidArgument,
   notFound,
+  overloaded,
   permissionDenied,
   storageUnavailable,
   subscriptionEnded,
@@ -22,6 +24,7 @@ import {
   unsupportedMediaType,
 } from "../../src/domain/errors";
 import {
+  answerHeadersOf,
   CHALLENGE_HEADER,
   CODES,
   challengeOf,
@@ -34,6 +37,7 @@ import {
   HTTP_ERRORS,
   INTERNAL_MESSAGE,
   legacyError,
+  RETRY_AFTER_HEADER,
 } from "../../src/wire/errors";
 
 /** Every code but OK, as gRPC numbers them (0 is OK, 1–16 the rest). */
@@ -144,6 +148,8 @@ describe("domain errors on every wire", () => {
     [conflict("again", "Restore.AlreadyRestored"), Code.AlreadyExists, 409, "ALREADY_EXISTS"],
     [unsupportedMediaType("zstd"), Code.InvalidArgument, 415, "UNSUPPORTED_MEDIA_TYPE"],
     [storageUnavailable(new Error("driver words")), Code.Unavailable, 500, "UNAVAILABLE"],
+    [overloaded(1), Code.Unavailable, 503, "OVERLOADED"],
+    [clientOverShare(2), Code.ResourceExhausted, 429, "CLIENT_OVER_SHARE"],
   ];
 
   it.each(cases)("%s", (domain, code, status, reason) => {
@@ -159,7 +165,8 @@ describe("domain errors on every wire", () => {
 
     const legacy = connectToLegacyError(error);
     expect(legacy.status).toBe(status);
-    if (status >= 500) {
+    // A 503 is a refusal that did nothing: its words and code are shown (docs/api.md §4.1).
+    if (status >= 500 && status !== 503) {
       // The driver's words and the error code stay in the log.
       expect(legacy).toEqual({
         status,
@@ -224,6 +231,21 @@ describe("domain errors on every wire", () => {
         message: "unexpected processing error",
       });
     }
+  });
+
+  it("admission's refusals say when to come back, in the legacy answer's headers too", () => {
+    expect(overloaded(1).message).toBe("the service is over its capacity; retry after 1 s");
+    expect(clientOverShare(3).message).toBe(
+      "this client is over its share of the service; retry after 3 s",
+    );
+    expect(overloaded(1).errorCode).toBe("Service.Overloaded");
+    expect(clientOverShare(1).errorCode).toBe("Service.ClientOverShare");
+    const refusal = domainToConnectError(overloaded(1));
+    refusal.metadata.set(RETRY_AFTER_HEADER, "1");
+    expect(answerHeadersOf(refusal)).toEqual({ "retry-after": "1" });
+    const challenged = domainToConnectError(unauthenticated("expired", 'Bearer realm="x"'));
+    expect(answerHeadersOf(challenged)).toEqual({ "www-authenticate": 'Bearer realm="x"' });
+    expect(answerHeadersOf(domainToConnectError(notFound("no", "X.Y")))).toEqual({});
   });
 
   it("every domain kind has a row", () => {

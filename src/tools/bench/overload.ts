@@ -534,10 +534,13 @@ export function readResults(file: string): SpikeResult[] {
   return JSON.parse(readFileSync(file, "utf8")).spikes as SpikeResult[];
 }
 
-export function vegetaVersion(vegeta: string): string {
+/** A Go tool's module and version, as the binary records them (`go version -m`); else its path. */
+export function goToolVersion(tool: string): string {
   try {
-    return execFileSync(vegeta, ["-version"], { encoding: "utf8" }).split("\n")[0] ?? "";
+    const info = execFileSync("go", ["version", "-m", tool], { encoding: "utf8" });
+    const mod = /^\s*mod\s+(\S+)\s+(\S+)/m.exec(info);
+    return mod ? `${mod[1]} ${mod[2]}` : tool;
   } catch {
-    return "unknown";
+    return tool;
   }
 }
