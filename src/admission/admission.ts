@@ -125,6 +125,8 @@ export class Admission {
   private ticks = 0;
   /** The most calls that ran at once in the current window. */
   private peakRunning = 0;
+  /** Calls refused in the current window. */
+  private refusedInWindow = 0;
   private timer: ReturnType<typeof setInterval> | undefined;
 
   constructor(
@@ -242,6 +244,7 @@ export class Admission {
   }
 
   private refuse(queue: ClientQueue, reason: Refusal): Refusal {
+    this.refusedInWindow++;
     this.observer?.refused(reason, queue.label);
     this.forget(queue);
     return reason;
@@ -306,6 +309,7 @@ export class Admission {
   }
 
   private expire(waiter: Waiter, now: number): void {
+    this.refusedInWindow++;
     waiter.settled = true;
     const reason = waiter.deadlineFirst ? Refusal.Deadline : Refusal.Overloaded;
     this.observer?.waited((now - waiter.arrivedAt) / 1000, false);
@@ -324,7 +328,14 @@ export class Admission {
       this.loopDelayMs = this.lateness / this.ticks;
       this.lateness = 0;
       this.ticks = 0;
-      this.limiter.adjust(now - this.windowAt, this.peakRunning, this.loopDelayMs, this.queued);
+      this.limiter.adjust(
+        now - this.windowAt,
+        this.peakRunning,
+        this.loopDelayMs,
+        this.queued,
+        this.refusedInWindow,
+      );
+      this.refusedInWindow = 0;
       this.peakRunning = this.running;
       this.windowAt = now;
       this.serveWaiting();

@@ -97,11 +97,11 @@ export class AdaptiveLimit {
 
   /**
    * Ends a window of `windowMs` in which at most `peakRunning` calls ran at
-   * once, the event loop was late by `loopDelayMs` on average and `queued`
-   * calls wait: a late loop shrinks the limit; a punctual one that the calls
-   * filled grows it.
+   * once, the event loop was late by `loopDelayMs` on average, `queued`
+   * calls wait and `refused` were refused: a late loop shrinks the limit
+   * while there is excess demand; a punctual one that the calls filled grows it.
    */
-  adjust(windowMs: number, peakRunning: number, loopDelayMs = 0, queued = 0): void {
+  adjust(windowMs: number, peakRunning: number, loopDelayMs = 0, queued = 0, refused = 0): void {
     const { min, max, loopDelayTargetMs, latencyTargetMs } = this.settings;
     const calls = this.count;
     this.rates.push((calls * 1000) / windowMs);
@@ -117,8 +117,13 @@ export class AdaptiveLimit {
     this.throughput = this.rates.max();
     this.noLoadMs = this.minimums.min();
     if (loopDelayMs > loopDelayTargetMs) {
-      // Far over: a fifth at once (a spike's first windows decide how long it hurts).
-      this.limit = Math.max(min, this.limit * (loopDelayMs > 2 * loopDelayTargetMs ? 0.8 : 0.9));
+      // A late loop is excess demand's only while calls wait or are refused; with
+      // nobody waiting a smaller limit would only make a queue (closed-loop clients
+      // at normal load keep the loop as busy as they like).
+      if (queued > 0 || refused > 0) {
+        // Far over: a fifth at once (a spike's first windows decide how long it hurts).
+        this.limit = Math.max(min, this.limit * (loopDelayMs > 2 * loopDelayTargetMs ? 0.8 : 0.9));
+      }
       return;
     }
     // Calls far below the limit say what demand was, not what the instance can do.

@@ -77,10 +77,13 @@ describe("the limit: grows while the event loop is punctual, shrinks when it run
       loopDelayTargetMs: 20,
       ...settings,
     });
-  /** One window of 100 ms: `calls` finished after `latencyMs` each, the limit full, the loop late by `loopMs`. */
+  /**
+   * One window of 100 ms: `calls` finished after `latencyMs` each, the limit
+   * full, the loop late by `loopMs`, calls waiting (excess demand) when it was.
+   */
   const window = (l: AdaptiveLimit, calls: number, latencyMs: number, loopMs = 0) => {
     for (let i = 0; i < calls; i++) l.sample(latencyMs);
-    l.adjust(100, l.limit, loopMs);
+    l.adjust(100, l.limit, loopMs, loopMs > 0 ? 1 : 0);
   };
 
   it("starts at its initial value and keeps it until anything is measured", () => {
@@ -113,6 +116,16 @@ describe("the limit: grows while the event loop is punctual, shrinks when it run
     expect(l.limit).toBeCloseTo(90, 5);
     window(l, 100, 5, 50);
     expect(l.limit).toBeCloseTo(72, 5);
+  });
+
+  it("a late loop with nobody waiting or refused leaves it: a smaller limit would only queue", () => {
+    const l = limit({ initial: 40 });
+    for (let c = 0; c < 100; c++) l.sample(5);
+    l.adjust(100, 40, 60, 0, 0);
+    expect(l.limit).toBe(40);
+    for (let c = 0; c < 100; c++) l.sample(5);
+    l.adjust(100, 40, 60, 0, 3);
+    expect(l.limit).toBe(32);
   });
 
   it("calls far below the limit neither raise nor lower it (demand, not capacity)", () => {
