@@ -5,7 +5,7 @@
  * load generators, so every side asks the same question.
  */
 import { toBinary } from "@bufbuild/protobuf";
-import { GetCounteragentsFromGroupRequestSchema } from "../../../gen/docflow/api/v1/counteragents_pb";
+import { GetCounteragentsFromGroupRequestSchema } from "../gen/docflow/api/v1/counteragents_pb";
 
 export const BENCH = {
   apiKey: "bench-api-key",

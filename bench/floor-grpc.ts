@@ -12,11 +12,11 @@ import * as grpc from "@grpc/grpc-js";
 import {
   type GetCounteragentsFromGroupRequest,
   GetCounteragentsFromGroupRequestSchema,
-} from "../../../gen/docflow/api/v1/counteragents_pb";
+} from "../gen/docflow/api/v1/counteragents_pb";
 import {
   type CounteragentFromGroupResponse,
   CounteragentFromGroupResponseSchema,
-} from "../../../gen/docflow/legacy/counteragents_pb";
+} from "../gen/docflow/legacy/counteragents_pb";
 import { CONNECT_PATH } from "./fixture";
 import { FloorError } from "./floor-store";
 import { openStore, serveCommandCount } from "./floors";

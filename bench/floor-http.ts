@@ -13,9 +13,9 @@
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
-import { GetCounteragentsFromGroupRequestSchema } from "../../../gen/docflow/api/v1/counteragents_pb";
-import { CounteragentFromGroupResponseSchema } from "../../../gen/docflow/legacy/counteragents_pb";
-import { isSubscriptionId } from "../../domain/subscriptions";
+import { GetCounteragentsFromGroupRequestSchema } from "../gen/docflow/api/v1/counteragents_pb";
+import { CounteragentFromGroupResponseSchema } from "../gen/docflow/legacy/counteragents_pb";
+import { isSubscriptionId } from "../src/domain/subscriptions";
 import { CONNECT_PATH } from "./fixture";
 import { FloorError, type GroupPage, type SubscriptionView } from "./floor-store";
 import { COMMANDS_PATH, openStore } from "./floors";

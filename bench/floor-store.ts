@@ -8,21 +8,21 @@
  */
 import { createHash } from "node:crypto";
 import { type CommandStartedEvent, type Db, MongoClient } from "mongodb";
-import { encodeIndexKey } from "../../domain/index-key";
-import { CounteragentStatus } from "../../domain/model";
-import { SUBSCRIPTION_CATALOG } from "../../domain/subscriptions";
-import type { BoxDocument } from "../../storage/box-store";
-import { Collections } from "../../storage/collections";
-import type { CounteragentGroupDocument } from "../../storage/counteragent-group-store";
+import { encodeIndexKey } from "../src/domain/index-key";
+import { CounteragentStatus } from "../src/domain/model";
+import { SUBSCRIPTION_CATALOG } from "../src/domain/subscriptions";
+import type { BoxDocument } from "../src/storage/box-store";
+import { Collections } from "../src/storage/collections";
+import type { CounteragentGroupDocument } from "../src/storage/counteragent-group-store";
 import {
   type CounteragentDocument,
   LISTING_INDEX,
   pageFilter,
   pageKeys,
-} from "../../storage/counteragent-store";
-import type { ApiClientDocument, TokenDocument } from "../../storage/credential-store";
-import type { EmployeeDocument } from "../../storage/employee-store";
-import { positionOfListingKey } from "../../storage/listing-key";
+} from "../src/storage/counteragent-store";
+import type { ApiClientDocument, TokenDocument } from "../src/storage/credential-store";
+import type { EmployeeDocument } from "../src/storage/employee-store";
+import { positionOfListingKey } from "../src/storage/listing-key";
 
 /** A refused call: the status the floor answers with. */
 export class FloorError extends Error {

@@ -40,10 +40,11 @@ import os from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
-import { DEFAULT_TIMEOUTS } from "../config";
-import { loadFixture } from "../fixtures/load";
-import { type Database, openDatabase } from "../storage/database";
-import { type EmbeddedServer, startEmbeddedServer } from "../storage/embedded-server";
+import { commandLine } from "../scripts/cli";
+import { DEFAULT_TIMEOUTS } from "../src/config";
+import { loadFixture } from "../src/fixtures/load";
+import { type Database, openDatabase } from "../src/storage/database";
+import { type EmbeddedServer, startEmbeddedServer } from "../src/storage/embedded-server";
 import {
   AUTHORIZATION,
   BENCH,
@@ -55,9 +56,9 @@ import {
   OVERLOAD_CALL,
   SCENARIOS,
   type Scenario,
-} from "./bench/fixture";
-import { type GhzFiles, ghzArgs, parseGhz, prepareGhz } from "./bench/ghz";
-import { cpuByThreadMs, cpuMs, type LoadResult, median, rssMb, START_LINE } from "./bench/measure";
+} from "./fixture";
+import { type GhzFiles, ghzArgs, parseGhz, prepareGhz } from "./ghz";
+import { cpuByThreadMs, cpuMs, type LoadResult, median, rssMb, START_LINE } from "./measure";
 import {
   type FairnessResult,
   fairness,
@@ -68,7 +69,7 @@ import {
   type OverloadTools,
   overloadGoals,
   type SpikeResult,
-} from "./bench/overload";
+} from "./overload";
 import {
   hasTaskset,
   killAllNow,
@@ -80,10 +81,9 @@ import {
   type Server,
   startServer,
   stopAll,
-} from "./bench/processes";
-import { allocationsByPlace, summarizeProfile } from "./bench/profile";
-import { prepareWrk, wrkArgs } from "./bench/wrk";
-import { commandLine } from "./cli";
+} from "./processes";
+import { allocationsByPlace, summarizeProfile } from "./profile";
+import { prepareWrk, wrkArgs } from "./wrk";
 
 const USAGE = `usage: npm run bench [-- --json [file]] [-- --against REV] [-- --observability]
                  [-- --profile [dir]] [-- --overload]
@@ -123,8 +123,8 @@ commandLine({
   options: ["--json", "--against", "--observability", "--profile", "--overload"],
 });
 
-const ROOT = fileURLToPath(new URL("../../", import.meta.url));
-const script = (name: string) => fileURLToPath(new URL(`./bench/${name}`, import.meta.url));
+const ROOT = fileURLToPath(new URL("../", import.meta.url));
+const script = (name: string) => fileURLToPath(new URL(`./${name}`, import.meta.url));
 const NODE_TS = [process.execPath, "--import", "tsx"];
 
 /**
@@ -591,7 +591,7 @@ async function main(): Promise<void> {
 }
 
 /**
- * --overload (src/tools/bench/overload.ts): the service and the tight
+ * --overload (bench/overload.ts): the service and the tight
  * baseline, one after the other, each with the database on its core.
  */
 async function overloadBench(

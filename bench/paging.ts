@@ -9,23 +9,23 @@
 
 import { randomBytes } from "node:crypto";
 import http from "node:http";
-import { DEFAULT_TIMEOUTS } from "../config";
-import { createDeps } from "../deps";
-import { encodeIndexKey } from "../domain/index-key";
-import { CounteragentStatus } from "../domain/model";
-import { LOAD_ROUND_TRIP_MS } from "../fixtures/load";
-import { createHttpServer } from "../http/server";
-import { createLogger } from "../log";
-import { Collections } from "../storage/collections";
+import { BIG, bigMember, loadBigGroups } from "../scripts/big-fixture";
+import { commandLine } from "../scripts/cli";
+import { DEFAULT_TIMEOUTS } from "../src/config";
+import { createDeps } from "../src/deps";
+import { encodeIndexKey } from "../src/domain/index-key";
+import { CounteragentStatus } from "../src/domain/model";
+import { LOAD_ROUND_TRIP_MS } from "../src/fixtures/load";
+import { createHttpServer } from "../src/http/server";
+import { createLogger } from "../src/log";
+import { Collections } from "../src/storage/collections";
 import {
   type CounteragentDocument,
   LISTING_INDEX,
   pageFilter,
   pageOptions,
-} from "../storage/counteragent-store";
-import { openDatabase } from "../storage/database";
-import { BIG, bigMember, loadBigGroups } from "./big-fixture";
-import { commandLine } from "./cli";
+} from "../src/storage/counteragent-store";
+import { openDatabase } from "../src/storage/database";
 
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 200);
 const WARMUP = 20;

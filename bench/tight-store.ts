@@ -9,15 +9,15 @@
  * domain call: the front door, the protocol handlers, the interceptors, the
  * access log, metrics and tracing. That difference is the pipeline's cost.
  */
-import { DEFAULT_TIMEOUTS, loadConfig } from "../../config";
-import { createDeps } from "../../deps";
-import { authenticate } from "../../domain/auth";
-import { getCounteragentsFromGroup } from "../../domain/counteragents";
-import { DomainError } from "../../domain/errors";
-import { getSubscriptions, updateSubscriptions } from "../../domain/subscriptions";
-import { createLogger } from "../../log";
-import { openDatabase } from "../../storage/database";
-import { DOMAIN_ERRORS } from "../../wire/errors";
+import { DEFAULT_TIMEOUTS, loadConfig } from "../src/config";
+import { createDeps } from "../src/deps";
+import { authenticate } from "../src/domain/auth";
+import { getCounteragentsFromGroup } from "../src/domain/counteragents";
+import { DomainError } from "../src/domain/errors";
+import { getSubscriptions, updateSubscriptions } from "../src/domain/subscriptions";
+import { createLogger } from "../src/log";
+import { openDatabase } from "../src/storage/database";
+import { DOMAIN_ERRORS } from "../src/wire/errors";
 import { countsCommand, FloorError, type FloorStore } from "./floor-store";
 
 export async function openTightStore(uri: string, name: string): Promise<FloorStore> {

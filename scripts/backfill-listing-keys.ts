@@ -5,10 +5,10 @@
  * page of a walk does the same for its own group. Idempotent; safe while the
  * service runs (each write is conditional on the member not having moved).
  */
-import { loadConfig } from "../config";
-import { Collections } from "../storage/collections";
-import { type CounteragentDocument, giveListingKeys } from "../storage/counteragent-store";
-import { openDatabase } from "../storage/database";
+import { loadConfig } from "../src/config";
+import { Collections } from "../src/storage/collections";
+import { type CounteragentDocument, giveListingKeys } from "../src/storage/counteragent-store";
+import { openDatabase } from "../src/storage/database";
 import { commandLine } from "./cli";
 
 const USAGE = `usage: npm run backfill:listing-keys

@@ -6,11 +6,11 @@
  */
 import { writeFile } from "node:fs/promises";
 import type { Db } from "mongodb";
-import { loadConfig } from "../config";
-import { LOAD_ROUND_TRIP_MS, loadFixture } from "../fixtures/load";
-import { Collections } from "../storage/collections";
-import { openDatabase } from "../storage/database";
-import { listingKeyOf } from "../storage/listing-key";
+import { loadConfig } from "../src/config";
+import { LOAD_ROUND_TRIP_MS, loadFixture } from "../src/fixtures/load";
+import { Collections } from "../src/storage/collections";
+import { openDatabase } from "../src/storage/database";
+import { listingKeyOf } from "../src/storage/listing-key";
 import { commandLine } from "./cli";
 
 export const BIG = {

@@ -1,10 +1,10 @@
 /** `npm run openapi -- [file]`: writes the OpenAPI document the server serves at /openapi.json (default: openapi.json). */
 import { writeFile } from "node:fs/promises";
-import { protoComments } from "../../gen/proto-comments";
-import { legacyRoutesOf } from "../legacy/http-rules";
-import { buildOpenApi } from "../legacy/openapi";
-import { servedMethods } from "../rpc/pipeline";
-import { SERVICE_VERSION } from "../version";
+import { protoComments } from "../gen/proto-comments";
+import { legacyRoutesOf } from "../src/legacy/http-rules";
+import { buildOpenApi } from "../src/legacy/openapi";
+import { servedMethods } from "../src/rpc/pipeline";
+import { SERVICE_VERSION } from "../src/version";
 import { commandLine } from "./cli";
 
 export function openApiDocument(serverUrl = "http://127.0.0.1:8080"): object {

@@ -1,8 +1,8 @@
 /** `npm run seed -- <file.json>`: checks a fixture and writes it to the MongoDB at MONGODB_URI. */
-import { loadConfig } from "../config";
-import { FixtureError } from "../fixtures/fixture";
-import { LOAD_ROUND_TRIP_MS, loadFixtureFile } from "../fixtures/load";
-import { openDatabase } from "../storage/database";
+import { loadConfig } from "../src/config";
+import { FixtureError } from "../src/fixtures/fixture";
+import { LOAD_ROUND_TRIP_MS, loadFixtureFile } from "../src/fixtures/load";
+import { openDatabase } from "../src/storage/database";
 import { commandLine } from "./cli";
 
 const USAGE = `usage: npm run seed -- <fixture.json>

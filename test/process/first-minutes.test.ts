@@ -109,7 +109,7 @@ describe("a fixture loads whatever one round trip's limit", () => {
     await run("node", [
       "--import",
       "tsx",
-      "src/tools/big-fixture.ts",
+      "scripts/big-fixture.ts",
       "--members",
       "600",
       "--out",
@@ -128,12 +128,12 @@ describe("a fixture loads whatever one round trip's limit", () => {
 
 describe("every tool answers --help without doing its work", () => {
   const tools = [
-    ["bench", "src/tools/bench.ts", "usage: npm run bench"],
-    ["bench:paging", "src/tools/bench-paging.ts", "usage: npm run bench:paging"],
-    ["openapi", "src/tools/openapi.ts", "usage: npm run openapi"],
-    ["seed", "src/tools/seed.ts", "usage: npm run seed"],
-    ["backfill:listing-keys", "src/tools/backfill-listing-keys.ts", "usage: npm run backfill"],
-    ["fixture:big", "src/tools/big-fixture.ts", "usage: npm run fixture:big"],
+    ["bench", "bench/main.ts", "usage: npm run bench"],
+    ["bench:paging", "bench/paging.ts", "usage: npm run bench:paging"],
+    ["openapi", "scripts/openapi.ts", "usage: npm run openapi"],
+    ["seed", "scripts/seed.ts", "usage: npm run seed"],
+    ["backfill:listing-keys", "scripts/backfill-listing-keys.ts", "usage: npm run backfill"],
+    ["fixture:big", "scripts/big-fixture.ts", "usage: npm run fixture:big"],
   ] as const;
 
   it.each(tools)(
@@ -155,7 +155,7 @@ describe("every tool answers --help without doing its work", () => {
     const dir = await mkdtemp(join(tmpdir(), "help-"));
     const error = await run(
       "node",
-      ["--import", TSX, join(process.cwd(), "src/tools/openapi.ts"), "--hlep"],
+      ["--import", TSX, join(process.cwd(), "scripts/openapi.ts"), "--hlep"],
       { cwd: dir },
     ).catch((e: { code: number; stderr: string }) => e);
     expect(error).toMatchObject({ code: 2 });
@@ -169,7 +169,7 @@ describe("every tool answers --help without doing its work", () => {
     await run("node", [
       "--import",
       "tsx",
-      "src/tools/openapi.ts",
+      "scripts/openapi.ts",
       out,
       "--server-url",
       "https://api.example.com",

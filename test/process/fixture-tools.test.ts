@@ -47,7 +47,7 @@ describe("npm run fixture:big", () => {
     const { stdout } = await run("node", [
       "--import",
       "tsx",
-      "src/tools/big-fixture.ts",
+      "scripts/big-fixture.ts",
       "--members",
       "50",
       "--out",
@@ -74,7 +74,7 @@ describe("npm run seed", () => {
     const dir = await mkdtemp(join(tmpdir(), "seed-"));
     const file = join(dir, "good.json");
     await writeFile(file, JSON.stringify(box({ employees: [{ userId: "u1" }] })));
-    const { stdout } = await run("node", ["--import", "tsx", "src/tools/seed.ts", file], {
+    const { stdout } = await run("node", ["--import", "tsx", "scripts/seed.ts", file], {
       env: env(),
     });
     expect(stdout).toMatch(/loaded .*good\.json/);
@@ -88,7 +88,7 @@ describe("npm run seed", () => {
       file,
       JSON.stringify(box({ employees: [{ userId: "u1", userDepartmentId: "nope" }] })),
     );
-    const error = await run("node", ["--import", "tsx", "src/tools/seed.ts", file], {
+    const error = await run("node", ["--import", "tsx", "scripts/seed.ts", file], {
       env: env(),
     }).then(
       () => undefined,
@@ -103,7 +103,7 @@ describe("npm run seed", () => {
 
   it("without MONGODB_URI it explains what to do instead", async () => {
     const { MONGODB_URI: _, ...rest } = process.env;
-    const error = await run("node", ["--import", "tsx", "src/tools/seed.ts", "x.json"], {
+    const error = await run("node", ["--import", "tsx", "scripts/seed.ts", "x.json"], {
       env: rest,
     }).then(
       () => undefined,
@@ -116,7 +116,7 @@ describe("npm run seed", () => {
 
 describe("npm run bench:paging", () => {
   it("loads its groups whatever one round trip's limit, and prints the comparison", async () => {
-    const { stdout } = await run("node", ["--import", "tsx", "src/tools/bench-paging.ts"], {
+    const { stdout } = await run("node", ["--import", "tsx", "bench/paging.ts"], {
       env: { ...process.env, BENCH_ITERATIONS: "3" },
       timeout: 240_000,
     });

@@ -13,6 +13,7 @@ import { http } from "../../gen/google/api/annotations_pb";
 import { FieldBehavior, field_behavior } from "../../gen/google/api/field_behavior_pb";
 import { HttpRuleSchema } from "../../gen/google/api/http_pb";
 import { protoComments } from "../../gen/proto-comments";
+import { openApiDocument } from "../../scripts/openapi";
 import { GROUP_NAME_PATTERN } from "../../src/domain/counteragent-groups";
 import { MAX_INDEX_KEY_LENGTH } from "../../src/domain/index-key";
 import { SUBSCRIPTION_CATALOG } from "../../src/domain/subscriptions";
@@ -20,7 +21,6 @@ import { ID_MAX_LENGTH, ID_PATTERN } from "../../src/domain/validate";
 import { legacyRoutesOf } from "../../src/legacy/http-rules";
 import { buildOpenApi } from "../../src/legacy/openapi";
 import { servedMethods } from "../../src/rpc/pipeline";
-import { openApiDocument } from "../../src/tools/openapi";
 import { authHeader, BOX, baseFixture, HEAD, USERS } from "../support/fixture";
 import { type Harness, legacy, startHarness } from "../support/harness";
 

@@ -10,6 +10,7 @@ import { describe, expect, it } from "vitest";
 
 const SRC = new URL("../../src/", import.meta.url).pathname;
 const ARCHITECTURE_DOC = new URL("../../docs/architecture.md", import.meta.url).pathname;
+const PACKAGE_JSON = new URL("../../package.json", import.meta.url).pathname;
 
 /** Each room's files (by path under src/) and the rooms it may import, bottom first. */
 const ROOMS: Record<string, { readonly files: RegExp; readonly mayImport: readonly string[] }> = {
@@ -48,7 +49,6 @@ const ROOMS: Record<string, { readonly files: RegExp; readonly mayImport: readon
     ],
   },
   main: { files: /^main\.ts$/, mayImport: ["*"] },
-  tools: { files: /^tools\//, mayImport: ["*"] },
 };
 
 function roomOf(path: string): string {
@@ -144,6 +144,19 @@ describe("the rooms of src/ import downwards only", () => {
     expect(outside).toEqual([]);
   });
 
+  it("src/ imports only what ships: Node's modules and the dependencies, never a devDependency", () => {
+    const { dependencies } = JSON.parse(readFileSync(PACKAGE_JSON, "utf8")) as {
+      dependencies: Record<string, string>;
+    };
+    const outside: string[] = [];
+    for (const file of files) {
+      for (const name of packagesOf(join(SRC, file))) {
+        if (!name.startsWith("node:") && !(name in dependencies)) outside.push(`${file}: ${name}`);
+      }
+    }
+    expect(outside).toEqual([]);
+  });
+
   it("the test reads imports: a file that imports upwards is caught", () => {
     // The reader itself, on a made-up line: an upward import is found and resolved.
     const sample = join(SRC, "wire", "sample.ts");
@@ -151,4 +164,57 @@ describe("the rooms of src/ import downwards only", () => {
     expect(roomOf(`${specifier}.ts`)).toBe("http");
     expect(ROOMS.wire?.mayImport).not.toContain("http");
   });
+
+  it("the test finds cycles: a made-up graph a → b → c → a is reported once", () => {
+    const graph = new Map([
+      ["a.ts", ["b.ts"]],
+      ["b.ts", ["c.ts"]],
+      ["c.ts", ["a.ts", "d.ts"]],
+      ["d.ts", []],
+    ]);
+    expect(cyclesOf(graph)).toEqual(["a.ts → b.ts → c.ts → a.ts"]);
+  });
 });
+
+/** Each file's imports (relative ones, as paths under src/). */
+function importGraph(files: readonly string[]): Map<string, string[]> {
+  return new Map(files.map((file) => [file, importsOf(join(SRC, file))]));
+}
+
+/** The cycles of a graph, each once, as "a → b → a" (a depth-first search that keeps its path). */
+function cyclesOf(graph: ReadonlyMap<string, readonly string[]>): string[] {
+  const cycles: string[] = [];
+  const done = new Set<string>();
+  const path: string[] = [];
+  const visit = (node: string): void => {
+    const at = path.indexOf(node);
+    if (at >= 0) {
+      cycles.push([...path.slice(at), node].join(" → "));
+      return;
+    }
+    if (done.has(node)) return;
+    path.push(node);
+    for (const next of graph.get(node) ?? []) visit(next);
+    path.pop();
+    done.add(node);
+  };
+  for (const node of graph.keys()) visit(node);
+  return cycles;
+}
+
+/** The packages a file imports (static and dynamic), by name: `@scope/name` or `name`, or `node:x`. */
+function packagesOf(file: string): string[] {
+  const text = readFileSync(file, "utf8");
+  const specifiers = [
+    ...text.matchAll(/^\s*(?:import|export)\s[^;]*?from\s+"([^".][^"]*)"/gms),
+    ...text.matchAll(/import\(\s*"([^".][^"]*)"\s*\)/g),
+  ].map((m) => m[1] as string);
+  return specifiers.map((s) =>
+    s.startsWith("node:")
+      ? s
+      : s
+          .split("/")
+          .slice(0, s.startsWith("@") ? 2 : 1)
+          .join("/"),
+  );
+}

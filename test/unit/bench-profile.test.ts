@@ -1,5 +1,5 @@
 /**
- * The bench's profile reader (src/tools/bench/profile.ts) on a profile made
+ * The bench's profile reader (bench/profile.ts) on a profile made
  * by hand: self time and allocations by place, idle left out, folded
  * stacks and a flame graph that hold every sampled frame.
  */
@@ -7,7 +7,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { allocationsByPlace, summarizeProfile } from "../../src/tools/bench/profile";
+import { allocationsByPlace, summarizeProfile } from "../../bench/profile";
 
 const ROOT = "/repo";
 const frame = (functionName: string, url = "", lineNumber = 0) => ({

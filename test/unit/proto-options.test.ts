@@ -1,10 +1,10 @@
-/** The file options every file of proto/docflow declares (src/tools/check-proto-options.ts, run by npm run lint). */
+/** The file options every file of proto/docflow declares (scripts/check-proto-options.ts, run by npm run lint). */
 import { create } from "@bufbuild/protobuf";
 import { FileDescriptorProtoSchema } from "@bufbuild/protobuf/wkt";
 import { describe, expect, it } from "vitest";
 import { file_docflow_api_v1_documents } from "../../gen/docflow/api/v1/documents_pb";
 import { file_docflow_legacy_subscriptions } from "../../gen/docflow/legacy/subscriptions_pb";
-import { expectedOptions, optionProblems } from "../../src/tools/check-proto-options";
+import { expectedOptions, optionProblems } from "../../scripts/check-proto-options";
 
 describe("expected file options", () => {
   it("follow the directory and the package", () => {
