@@ -14,6 +14,8 @@ import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
 import { http } from "../../gen/google/api/annotations_pb";
 import { protoComments } from "../../gen/proto-comments";
 import { type AdmissionConfig, DEFAULT_ADMISSION } from "../admission/admission";
+import { SHUTDOWN } from "../call/context";
+import type { MethodRoute } from "../call/route";
 import type { ConnectionLimits, Timeouts } from "../config";
 import type { Deps } from "../deps";
 import { buildOpenApi } from "../legacy/openapi";
@@ -27,8 +29,7 @@ import {
   serveRpc,
 } from "../protocols/adapter";
 import { classify, grpcFamily } from "../protocols/classify";
-import { SHUTDOWN } from "../rpc/call";
-import { createPipeline, type MethodRoute, type Pipeline, PUBLIC_SERVICES } from "../rpc/pipeline";
+import { createPipeline, type Pipeline, PUBLIC_SERVICES } from "../rpc/pipeline";
 import { createJsonProfile } from "../transcoder/json-profile";
 import { type OpenApiPaths, openApiPaths } from "../transcoder/openapi";
 import { createTranscoder, type Transcoder, type TranscoderMatch } from "../transcoder/transcoder";

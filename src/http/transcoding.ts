@@ -5,12 +5,17 @@
  * as its Invoker (callUnary, callStream: the interceptors every protocol
  * runs).
  */
-import type { DescMethod, Message } from "@bufbuild/protobuf";
-import type { NodeExchange } from "../legacy/profile";
+import type { DescMethod } from "@bufbuild/protobuf";
+import { callStream } from "../call/stream";
+import { callUnary } from "../call/unary";
 import type { FrontCall } from "../protocols/adapter";
-import { callStream, callUnary, Undecodable } from "../rpc/call";
 import type { Pipeline } from "../rpc/pipeline";
-import { DecodeFailure, type Invoker, type StreamWriter } from "../transcoder/exchange";
+import {
+  DecodeFailure,
+  type Exchange,
+  type Invoker,
+  type StreamWriter,
+} from "../transcoder/exchange";
 import type { Profile } from "../transcoder/json-profile";
 import type { Binding } from "../transcoder/rules";
 import { httpBindingKey } from "../transcoder/transcoder";
@@ -32,12 +37,12 @@ export interface TranscodedCall {
   readonly url: string;
 }
 
-export function exchangeOf(req: NodeRequest, res: NodeResponse, maxBytes: number): NodeExchange {
+export function exchangeOf(req: NodeRequest, res: NodeResponse, maxBytes: number): Exchange {
   return new HttpExchange(req, res, maxBytes);
 }
 
 /** One request and its answer; a class, so that a request costs one object, not a dozen closures. */
-class HttpExchange implements NodeExchange {
+class HttpExchange implements Exchange {
   readonly httpMethod: string;
 
   constructor(
@@ -68,6 +73,11 @@ class HttpExchange implements NodeExchange {
   async respond(status: number, headers: Record<string, string>, body: Uint8Array): Promise<void> {
     const { req, res } = this;
     if (res.destroyed) return;
+    if (res.headersSent) {
+      // Too late for an answer of its own: the client sees the one begun cut off.
+      res.destroy();
+      return;
+    }
     res.statusCode = status;
     for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
     let out = body;
@@ -81,7 +91,8 @@ class HttpExchange implements NodeExchange {
     }
     addVary(res, "Accept, Accept-Encoding");
     res.setHeader("content-length", String(out.length));
-    res.end(out);
+    if (this.httpMethod === "HEAD") res.end();
+    else res.end(out);
   }
 
   startStream(status: number, headers: Record<string, string>): StreamWriter {
@@ -128,17 +139,13 @@ export function pipelineInvoker(
       values: call.front.values.set(httpBindingKey, call.binding),
     };
   };
-  const inputOf = (input: Message | DecodeFailure) =>
-    input instanceof DecodeFailure ? new Undecodable(input.reason) : input;
   return {
     // callUnary's outcome is a UnaryResult (with the call's context beside it).
-    unary: (method, input, call) =>
-      callUnary(pipeline.interceptors, initOf(method, call), inputOf(input)),
+    unary: (method, input, call) => callUnary(pipeline.interceptors, initOf(method, call), input),
     serverStream(method, input, call) {
-      const decoded = inputOf(input);
       const inputs = (async function* () {
-        if (decoded instanceof Undecodable) throw decoded.reason;
-        yield decoded;
+        if (input instanceof DecodeFailure) throw input.reason;
+        yield input;
       })();
       return callStream(pipeline.interceptors, shutdownSignal, initOf(method, call), inputs)
         .outputs;

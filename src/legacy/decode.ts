@@ -6,8 +6,7 @@
  */
 import { create, type DescMessage, fromBinary, type Message } from "@bufbuild/protobuf";
 import { invalidArgument } from "../domain/errors";
-import { MAX_REQUEST_BYTES, readDecodedBody } from "../wire/body";
-import type { NodeRequest } from "../wire/http";
+import type { Exchange } from "../transcoder/exchange";
 import type { LegacyRoute } from "./http-rules";
 import { LegacyJsonError, legacyJsonToMessage } from "./legacy-json";
 import { QueryError, readQuery } from "./query";
@@ -19,7 +18,7 @@ const UTF8 = new TextDecoder("utf-8", { fatal: true });
 /** The body and query of a request on a legacy route, as the RPC's request message. */
 export async function decodeRequest(
   route: LegacyRoute,
-  req: NodeRequest,
+  exchange: Exchange,
   query: string,
 ): Promise<Message> {
   const schema = route.method.input;
@@ -31,12 +30,13 @@ export async function decodeRequest(
   }
   if (route.body === "") {
     // Stryker disable next-line CallExpression: Node drains an unread body once the answer is written; this only starts sooner
-    req.resume();
+    exchange.skipBody();
     return create(schema, fields);
   }
-  const body = await readDecodedBody(req, MAX_REQUEST_BYTES);
+  // The body with the configured size limit and its Content-Encoding removed.
+  const body = await exchange.readBody();
   // Stryker disable next-line StringLiteral: any text that is not a JSON type reads the same as none
-  const isJson = JSON_BODY.test(req.headers["content-type"] ?? "");
+  const isJson = JSON_BODY.test(exchange.header("content-type") ?? "");
   const bodySchema = route.bodyField?.message ?? schema;
   const bodyMessage = isJson ? decodeJson(bodySchema, body) : decodeBinary(bodySchema, body);
   if (!route.bodyField) {

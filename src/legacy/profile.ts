@@ -15,27 +15,23 @@ import {
   type Message,
   toBinary,
 } from "@bufbuild/protobuf";
-import type { ConnectError } from "@connectrpc/connect";
 import { HttpProfile, http_profile } from "../../gen/docflow/legacy/options_pb";
 import type { Exchange } from "../transcoder/exchange";
 import type { Profile } from "../transcoder/json-profile";
 import { RuleError } from "../transcoder/rules";
-import { COMPRESS_MIN_BYTES, compress, negotiateCoding } from "../wire/compression";
-import { answerHeadersOf, connectToLegacyError } from "../wire/errors";
-import type { NodeRequest, NodeResponse } from "../wire/http";
-import { addVary, sendError, sendMethodNotAllowed, wantsJson } from "../wire/plain";
+import {
+  answerHeadersOf,
+  connectToLegacyError,
+  type LegacyError,
+  legacyError,
+} from "../wire/errors";
+import { errorForm, wantsJson } from "../wire/plain";
 import { decodeRequest } from "./decode";
 import { type LegacyRoute, legacyRoutesOf } from "./http-rules";
 import { messageToLegacyJson } from "./legacy-json";
 
 const PROTOBUF_CONTENT_TYPE = "application/x-protobuf";
 const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
-
-/** The exchange of our front door: the legacy answers are written on Node's response itself. */
-export interface NodeExchange extends Exchange {
-  readonly req: NodeRequest;
-  readonly res: NodeResponse;
-}
 
 export const LEGACY_PROFILE_NAME = "legacy";
 
@@ -57,7 +53,6 @@ export function createLegacyProfile(methods: Iterable<DescMethod>): LegacyProfil
     if (!route) throw new RuleError(`${method.name}: not a legacy method`);
     return route;
   };
-  const node = (exchange: Exchange) => exchange as NodeExchange;
   return {
     name: LEGACY_PROFILE_NAME,
     caseInsensitivePaths: true,
@@ -67,54 +62,46 @@ export function createLegacyProfile(methods: Iterable<DescMethod>): LegacyProfil
       routeOf(binding.method);
     },
     decode: (binding, _variables, query, exchange) =>
-      decodeRequest(routeOf(binding.method), node(exchange).req, query),
-    answer: (binding, exchange, output) =>
-      writeAnswer(node(exchange).req, node(exchange).res, binding.method.output, output),
+      decodeRequest(routeOf(binding.method), exchange, query),
+    answer: (binding, exchange, output) => writeAnswer(exchange, binding.method.output, output),
     answerStream() {
       // http-rules.ts refuses a legacy path for a streaming method at start-up.
       return Promise.reject(new Error("the legacy paths have no streaming methods"));
     },
-    async fail(exchange, error) {
-      writeError(node(exchange).req, node(exchange).res, error);
-    },
-    async methodNotAllowed(exchange, allowed, template) {
-      sendMethodNotAllowed(node(exchange).req, node(exchange).res, allowed, template);
-    },
+    fail: (exchange, error) =>
+      writeError(exchange, connectToLegacyError(error), answerHeadersOf(error)),
+    methodNotAllowed: (exchange, allowed, template) =>
+      writeError(exchange, legacyError(405, `use ${allowed.join(" or ")} for ${template}`), {
+        allow: allowed.join(", "),
+      }),
   };
 }
 
-/** The answer as legacy JSON or protobuf, compressed when the client accepts it and it is worth it. */
-async function writeAnswer(
-  req: NodeRequest,
-  res: NodeResponse,
-  schema: DescMessage,
-  message: Message,
-): Promise<void> {
-  const asJson = wantsJson(req);
-  res.statusCode = 200;
+/** The answer as legacy JSON or protobuf (the exchange compresses it when the client accepts it and it is worth it). */
+function writeAnswer(exchange: Exchange, schema: DescMessage, message: Message): Promise<void> {
   if (schema.fields.length === 0) {
     // Restore/Delete: 200 with an empty body (SDKs treat 204 as a failure).
-    res.setHeader("content-length", "0");
-    res.end();
-    return;
+    return exchange.respond(200, {}, EMPTY);
   }
-  let body: Uint8Array = asJson
-    ? Buffer.from(messageToLegacyJson(schema, message), "utf8")
-    : toBinary(schema, message);
-  res.setHeader("content-type", asJson ? JSON_CONTENT_TYPE : PROTOBUF_CONTENT_TYPE);
-  // The body is JSON or protobuf by Accept, compressed or not by Accept-Encoding.
-  addVary(res, "Accept, Accept-Encoding");
-  const coding =
-    body.length >= COMPRESS_MIN_BYTES ? negotiateCoding(req.headers["accept-encoding"]) : undefined;
-  if (coding) {
-    body = await compress(body, coding);
-    res.setHeader("content-encoding", coding);
-  }
-  res.setHeader("content-length", String(body.length));
-  res.end(body);
+  // The body is JSON or protobuf by Accept (the exchange adds Accept, Accept-Encoding to Vary).
+  return wantsJson(exchange.header("accept"))
+    ? exchange.respond(
+        200,
+        { "content-type": JSON_CONTENT_TYPE },
+        Buffer.from(messageToLegacyJson(schema, message), "utf8"),
+      )
+    : exchange.respond(200, { "content-type": PROTOBUF_CONTENT_TYPE }, toBinary(schema, message));
 }
 
-/** The legacy status of the error, its X-Service-ErrorCode and, on a 401, its challenge (on a refusal, Retry-After). */
-function writeError(req: NodeRequest, res: NodeResponse, error: ConnectError): void {
-  sendError(req, res, connectToLegacyError(error), answerHeadersOf(error));
+const EMPTY = new Uint8Array(0);
+
+/** The legacy status, text or problem+json by Accept, X-Service-ErrorCode, and `headers` (a 401's challenge, a refusal's Retry-After, a 405's Allow). */
+function writeError(
+  exchange: Exchange,
+  error: LegacyError,
+  headers: Readonly<Record<string, string>>,
+): Promise<void> {
+  exchange.skipBody();
+  const form = errorForm(error, exchange.header("accept"), headers);
+  return exchange.respond(form.status, form.headers, Buffer.from(form.body, "utf8"));
 }

@@ -17,9 +17,14 @@ import {
   toJsonString,
 } from "@bufbuild/protobuf";
 import { Code, ConnectError, type ContextValues, type HandlerContext } from "@connectrpc/connect";
-import { asConnectError, type CallInit, callStream, callUnary, Undecodable } from "../rpc/call";
+import type { CallInit } from "../call/context";
+import { asConnectError } from "../call/messages";
+import type { MethodRoute } from "../call/route";
+import { callStream } from "../call/stream";
+import { callUnary } from "../call/unary";
 import type { CallOutcome } from "../rpc/outcome";
-import type { MethodRoute, Pipeline } from "../rpc/pipeline";
+import type { Pipeline } from "../rpc/pipeline";
+import { DecodeFailure } from "../transcoder/exchange";
 import {
   ENVELOPE_HEADER_BYTES,
   type Envelope,
@@ -229,7 +234,7 @@ async function unaryInput(
   req: NodeRequest,
   settings: CallSettings,
   route: MethodRoute,
-): Promise<{ input: Message | Undecodable } | { refused: ConnectError } | typeof CLOSED> {
+): Promise<{ input: Message | DecodeFailure } | { refused: ConnectError } | typeof CLOSED> {
   let bytes: Uint8Array;
   const query = adapter.unaryInput?.(req, settings);
   if (query !== undefined) {
@@ -267,7 +272,7 @@ async function unaryInput(
   try {
     return { input: settings.codec.parse(route.method.input, bytes) };
   } catch (error) {
-    return { input: new Undecodable(error) };
+    return { input: new DecodeFailure(error) };
   }
 }
 

@@ -3,7 +3,7 @@
  * adapter, chosen once by its content type (and, for Connect GET, its
  * method). None: the route is not called in a way this service serves (415).
  */
-import type { MethodRoute } from "../rpc/pipeline";
+import type { MethodRoute } from "../call/route";
 import type { NodeRequest } from "../wire/http";
 import type { RpcAdapter } from "./adapter";
 import { connect } from "./connect";

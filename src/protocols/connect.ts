@@ -9,7 +9,7 @@
  */
 import { base64Decode } from "@bufbuild/protobuf/wire";
 import { Code, ConnectError } from "@connectrpc/connect";
-import type { MethodRoute } from "../rpc/pipeline";
+import type { MethodRoute } from "../call/route";
 import { ACCEPTED_CODINGS, answerCoding, codingOf } from "../wire/compression";
 import { CODES } from "../wire/errors";
 import { type NodeRequest, type NodeResponse, sendHead } from "../wire/http";

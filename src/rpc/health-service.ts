@@ -9,7 +9,7 @@ import {
   HealthListResponseSchema,
   HealthCheckResponse_ServingStatus as Status,
 } from "../../gen/grpc/health/v1/health_pb";
-import { SHUTDOWN } from "./call";
+import { SHUTDOWN } from "../call/context";
 import { depsOf } from "./context";
 
 async function status(

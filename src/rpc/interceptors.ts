@@ -3,6 +3,7 @@
  * paths alike: error mapping → deps → deadline → authentication → required fields.
  */
 import { Code, ConnectError, type Interceptor, type UnaryRequest } from "@connectrpc/connect";
+import { callContextOf } from "../call/messages";
 import type { Deps } from "../deps";
 import { authenticate } from "../domain/auth";
 import {
@@ -14,7 +15,6 @@ import {
 import { DomainError, ErrorKind, invalidArgument, unauthenticated } from "../domain/errors";
 import { describeError, type Logger } from "../log";
 import { domainToConnectError, INTERNAL_MESSAGE } from "../wire/errors";
-import { callContextOf } from "./call";
 import { authorizationLinesKey, callerKey, depsKey, requestIdKey } from "./context";
 import { findMissingRequiredField } from "./required-fields";
 

@@ -3,17 +3,11 @@
  * `routes()` is the one typed list of what we serve; `createPipeline` turns
  * it into the method table every protocol adapter (and the legacy bridge)
  * looks calls up in, and the interceptors `callUnary`/`callStream` run
- * (src/rpc/call.ts).
+ * (src/call/: callUnary, callStream).
  */
-import type { DescMethod, DescService } from "@bufbuild/protobuf";
-import { MethodOptions_IdempotencyLevel } from "@bufbuild/protobuf/wkt";
-import {
-  type ConnectRouter,
-  createMethodImplSpec,
-  createServiceImplSpec,
-  type Interceptor,
-  type MethodImplSpec,
-} from "@connectrpc/connect";
+import type { DescMethod } from "@bufbuild/protobuf";
+import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
+import { type MethodRoute, recordRoutes } from "../call/route";
 import type { Deps } from "../deps";
 import { CounteragentService, counteragentService } from "./counteragent-service";
 import { DocumentService, documentService } from "./document-service";
@@ -40,23 +34,25 @@ export const PUBLIC_SERVICES: ReadonlySet<string> = new Set([
   ServerReflectionV1alpha.typeName,
 ]);
 
-/** The services with an API of their own (health answers for these, by name). */
-const API_SERVICES: readonly DescService[] = [
-  SubscriptionService,
-  DocumentService,
-  CounteragentService,
-];
-
-/** Everything we serve, each implementation type-checked against its service. */
-export function routes(router: ConnectRouter): ConnectRouter {
-  router
+/**
+ * The services of the API, each implementation type-checked against its
+ * service: the one place a new service is registered (health answers for
+ * each by name, reflection describes each; both read this list).
+ */
+export function apiRoutes(router: ConnectRouter): ConnectRouter {
+  return router
     .service(SubscriptionService, subscriptionService)
     .service(DocumentService, documentService)
-    .service(CounteragentService, counteragentService)
-    .service(Health, createHealthService(new Set(API_SERVICES.map((s) => s.typeName))));
+    .service(CounteragentService, counteragentService);
+}
+
+/** Everything we serve: the API, health for its services, reflection for all of it. */
+export function routes(router: ConnectRouter): ConnectRouter {
+  const api = [...new Set(recordRoutes(apiRoutes).map((r) => r.method.parent))];
+  apiRoutes(router).service(Health, createHealthService(new Set(api.map((s) => s.typeName))));
   // Reflection describes everything, itself included.
   const { reflectionV1, reflectionV1alpha } = createReflection([
-    ...API_SERVICES,
+    ...api,
     Health,
     ServerReflectionV1,
     ServerReflectionV1alpha,
@@ -64,41 +60,6 @@ export function routes(router: ConnectRouter): ConnectRouter {
   return router
     .service(ServerReflectionV1, reflectionV1)
     .service(ServerReflectionV1alpha, reflectionV1alpha);
-}
-
-/** One method as the front serves it: its path, its implementation, whether Connect GET may call it. */
-export interface MethodRoute {
-  /** `/<package>.<Service>/<Method>`. */
-  readonly path: string;
-  readonly method: DescMethod;
-  readonly spec: MethodImplSpec;
-  /** A method without side effects may be called with Connect GET. */
-  readonly allowGet: boolean;
-}
-
-/** What `register` records: every method registered, as the front serves it. */
-function recordRoutes(register: (router: ConnectRouter) => ConnectRouter): MethodRoute[] {
-  const recorded: MethodRoute[] = [];
-  const add = (spec: MethodImplSpec) =>
-    recorded.push({
-      path: `/${spec.method.parent.typeName}/${spec.method.name}`,
-      method: spec.method,
-      spec,
-      allowGet: spec.method.idempotency === MethodOptions_IdempotencyLevel.NO_SIDE_EFFECTS,
-    });
-  const router: ConnectRouter = {
-    handlers: [],
-    service(service, impl) {
-      for (const spec of Object.values(createServiceImplSpec(service, impl).methods)) add(spec);
-      return router;
-    },
-    rpc(method, impl) {
-      add(createMethodImplSpec(method, impl));
-      return router;
-    },
-  };
-  register(router);
-  return recorded;
 }
 
 /** The methods routes() serves, without building a pipeline (for the OpenAPI tool and tests). */

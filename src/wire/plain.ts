@@ -12,13 +12,59 @@ const JSON_ACCEPT = /application\/json/i;
 const PROBLEM_ACCEPT = /application\/(?:problem\+)?json/i;
 
 /** Legacy answers are JSON when Accept contains application/json, protobuf otherwise. */
-export function wantsJson(req: NodeRequest): boolean {
-  return JSON_ACCEPT.test(req.headers.accept ?? "");
+export function wantsJson(accept: string | undefined): boolean {
+  return JSON_ACCEPT.test(accept ?? "");
 }
 
 /** Errors are problem+json when the client asked for JSON or for problem+json. */
 function wantsProblemJson(req: NodeRequest): boolean {
   return PROBLEM_ACCEPT.test(req.headers.accept ?? "");
+}
+
+/** One form of an error answer: its status, headers (Content-Length included) and body. */
+export interface ErrorForm {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: string;
+}
+
+/** The error as text, or as problem+json when Accept asks for JSON, with `headers` added. */
+export function errorForm(
+  error: LegacyError,
+  accept: string | undefined,
+  headers: Readonly<Record<string, string>> = {},
+): ErrorForm {
+  return PROBLEM_ACCEPT.test(accept ?? "")
+    ? formOf(error, problemJson(error), "application/problem+json", headers)
+    : formOf(error, error.message, "text/plain; charset=utf-8", headers);
+}
+
+function formOf(
+  error: LegacyError,
+  body: string,
+  contentType: string,
+  headers: Readonly<Record<string, string>>,
+): ErrorForm {
+  return {
+    status: error.status,
+    body,
+    headers: {
+      ...headers,
+      "x-service-errorcode": error.errorCode,
+      "content-type": contentType,
+      "content-length": String(Buffer.byteLength(body, "utf8")),
+    },
+  };
+}
+
+function problemJson(error: LegacyError): string {
+  return JSON.stringify({
+    type: "about:blank",
+    title: HTTP_ERRORS[error.status].title,
+    status: error.status,
+    detail: error.message,
+    errorCode: error.errorCode,
+  });
 }
 
 export function sendError(
@@ -32,26 +78,12 @@ export function sendError(
     res.destroy();
     return;
   }
-  const asJson = wantsProblemJson(req);
-  const body = asJson
-    ? JSON.stringify({
-        type: "about:blank",
-        title: HTTP_ERRORS[error.status].title,
-        status: error.status,
-        detail: error.message,
-        errorCode: error.errorCode,
-      })
-    : error.message;
-  const bytes = Buffer.from(body, "utf8");
-  res.statusCode = error.status;
-  for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+  const form = errorForm(error, req.headers.accept, headers);
   // problem+json or text by Accept: a cache must not give one client's form to another.
   addVary(res, "Accept");
-  res.setHeader("x-service-errorcode", error.errorCode);
-  res.setHeader("content-type", asJson ? "application/problem+json" : "text/plain; charset=utf-8");
-  res.setHeader("content-length", String(bytes.length));
+  (res as ServerResponse).writeHead(form.status, form.headers);
   if (req.method === "HEAD") res.end();
-  else res.end(bytes);
+  else res.end(form.body);
 }
 
 /** An error answer made once and sent many times (admission's refusals): both bodies, every header. */
@@ -66,28 +98,10 @@ export function prepareError(
   error: LegacyError,
   headers: Readonly<Record<string, string>> = {},
 ): PreparedError {
-  const form = (body: string, contentType: string) => ({
-    body,
-    headers: {
-      ...headers,
-      "x-service-errorcode": error.errorCode,
-      "content-type": contentType,
-      "content-length": String(Buffer.byteLength(body, "utf8")),
-    },
-  });
   return {
     status: error.status,
-    text: form(error.message, "text/plain; charset=utf-8"),
-    problem: form(
-      JSON.stringify({
-        type: "about:blank",
-        title: HTTP_ERRORS[error.status].title,
-        status: error.status,
-        detail: error.message,
-        errorCode: error.errorCode,
-      }),
-      "application/problem+json",
-    ),
+    text: formOf(error, error.message, "text/plain; charset=utf-8", headers),
+    problem: formOf(error, problemJson(error), "application/problem+json", headers),
   };
 }
 

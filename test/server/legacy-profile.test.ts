@@ -51,3 +51,32 @@ describe("legacy paths in the transcoder's table", () => {
     expect(res.body.toString("utf8")).toBe("use GET for /GetSubscriptions");
   });
 });
+
+describe("the legacy paths read their body through the exchange: the server's size limit applies", () => {
+  const small = useHarness(undefined, undefined, { maxRequestBytes: 64 });
+  beforeEach(async () => {
+    await loadFixture(small.db, baseFixture());
+  });
+  const update = (body: string) =>
+    legacy(small, {
+      method: "POST",
+      path: `/UpdateSubscriptions?${query}`,
+      headers: { ...json, "content-type": "application/json" },
+      body,
+    });
+  // The same body with the id padded to exactly `size` bytes.
+  const bodyOf = (size: number) => {
+    const text = JSON.stringify({ Subscriptions: [{ Id: "", IsSubscribed: "true" }] });
+    return text.replace('""', `"${"x".repeat(size - text.length)}"`);
+  };
+
+  it("at the limit the body is decoded (the unknown id is the domain's 400); one byte over: 413", async () => {
+    expect(Buffer.byteLength(bodyOf(64))).toBe(64);
+    const at = await update(bodyOf(64));
+    expect(at.status).toBe(400);
+    expect(at.headers["x-service-errorcode"]).toBe("Subscriptions.UnknownId");
+    const over = await update(bodyOf(65));
+    expect(over.status).toBe(413);
+    expect(over.headers["x-service-errorcode"]).toBe("Http.PayloadTooLarge");
+  });
+});

@@ -215,6 +215,7 @@ export async function startHarness(
         (served.tracing ? createObserver(undefined, served.tracing.tracer) : undefined),
       admission: options.admission ?? TEST_ADMISSION,
       connections: options.connections,
+      maxRequestBytes: options.maxRequestBytes,
     });
     const address = await server.listen(0, "127.0.0.1");
     return {

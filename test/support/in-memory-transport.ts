@@ -22,7 +22,8 @@ import {
   type Transport,
   type UnaryResponse,
 } from "@connectrpc/connect";
-import { callStream, callUnary } from "../../src/rpc/call";
+import { callStream } from "../../src/call/stream";
+import { callUnary } from "../../src/call/unary";
 import type { Pipeline } from "../../src/rpc/pipeline";
 
 /** What `new Headers(…)` takes. */

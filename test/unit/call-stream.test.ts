@@ -8,7 +8,7 @@
 import { Code, ConnectError, createContextValues, createMethodImplSpec } from "@connectrpc/connect";
 import { afterEach, describe, expect, it } from "vitest";
 import { HealthCheckResponse_ServingStatus } from "../../gen/grpc/health/v1/health_pb";
-import { callStream } from "../../src/rpc/call";
+import { callStream } from "../../src/call/stream";
 import { Health } from "../../src/rpc/health-service";
 
 const unhandled: unknown[] = [];

@@ -5,16 +5,24 @@ import type { Message } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
 import { describe, expect, it } from "vitest";
 import { DomainError, ErrorKind } from "../../src/domain/errors";
+import { exchangeOf } from "../../src/http/transcoding";
 import { decodeRequest } from "../../src/legacy/decode";
 import { legacyRoutesOf } from "../../src/legacy/http-rules";
-import type { NodeRequest } from "../../src/wire/http";
+import type { Exchange } from "../../src/transcoder/exchange";
+import { MAX_REQUEST_BYTES } from "../../src/wire/body";
+import type { NodeRequest, NodeResponse } from "../../src/wire/http";
 import { methodWith } from "../support/echo-service";
 
-function request(body: string | Buffer, headers: Record<string, string> = {}): NodeRequest {
-  return Object.assign(Readable.from([typeof body === "string" ? Buffer.from(body) : body]), {
-    headers,
-    complete: true,
-  }) as unknown as NodeRequest;
+/** The legacy profile reads a request through the transcoder's Exchange: the front door's, with its 1 MiB limit. */
+const exchange = (req: NodeRequest) => exchangeOf(req, {} as NodeResponse, MAX_REQUEST_BYTES);
+
+function request(body: string | Buffer, headers: Record<string, string> = {}): Exchange {
+  return exchange(
+    Object.assign(Readable.from([typeof body === "string" ? Buffer.from(body) : body]), {
+      headers,
+      complete: true,
+    }) as unknown as NodeRequest,
+  );
 }
 
 /** What decodeRequest threw (or the message it returned). */
@@ -195,7 +203,7 @@ describe("legacy decoding: the body's type, encoding and size", () => {
       }),
       { headers: json, complete: false },
     ) as unknown as NodeRequest;
-    const error = await outcome(decodeRequest(inner, req, ""));
+    const error = await outcome(decodeRequest(inner, exchange(req), ""));
     expect(error).toBeInstanceOf(ConnectError);
     expect((error as ConnectError).code).toBe(Code.Canceled);
   });
