@@ -218,6 +218,8 @@ describe("two instances behind an L4 balancer, one long-lived gRPC client", () =
         calls++;
         await new Promise((r) => setTimeout(r, 30));
       }
+      // The access log line is written when the answer's stream closes, which may be just after the client has it.
+      await expect.poll(() => served().reduce((a, b) => a + b, 0), { timeout: 2_000 }).toBe(calls);
       const [first = 0, second = 0] = served();
       expect(first).toBeGreaterThan(0);
       expect(second).toBeGreaterThan(0);
