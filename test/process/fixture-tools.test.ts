@@ -113,15 +113,3 @@ describe("npm run seed", () => {
     expect(error?.stderr).toMatch(/MONGODB_URI must name the database to seed/);
   });
 });
-
-describe("npm run bench:paging", () => {
-  it("loads its groups whatever one round trip's limit, and prints the comparison", async () => {
-    const { stdout } = await run("node", ["--import", "tsx", "bench/paging.ts"], {
-      env: { ...process.env, BENCH_ITERATIONS: "3" },
-      timeout: 240_000,
-    });
-    expect(stdout).toMatch(/loaded \d+ counteragents/);
-    expect(stdout).toMatch(/service\/floor/);
-    expect(stdout.match(/^engine: /gm)).toHaveLength(1);
-  }, 300_000);
-});

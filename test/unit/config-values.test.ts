@@ -368,3 +368,34 @@ describe("TLS", () => {
     ]);
   });
 });
+
+describe("OTEL_*: a malformed value is one problem naming its variable (the process exits 2 with it)", () => {
+  it.each([
+    ["OTEL_SDK_DISABLED", "maybe"],
+    ["OTEL_TRACES_EXPORTER", "zipkin"],
+    ["OTEL_EXPORTER_OTLP_ENDPOINT", "not a url"],
+    ["OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", "ftp://x"],
+    ["OTEL_EXPORTER_OTLP_PROTOCOL", "grpc"],
+    ["OTEL_EXPORTER_OTLP_TRACES_PROTOCOL", "thrift"],
+    ["OTEL_EXPORTER_OTLP_HEADERS", "secret-token-without-equals"],
+    ["OTEL_EXPORTER_OTLP_TRACES_HEADERS", "k=%E0%A4%A"],
+    ["OTEL_EXPORTER_OTLP_TIMEOUT", "soon"],
+    ["OTEL_EXPORTER_OTLP_TRACES_TIMEOUT", "-1"],
+    ["OTEL_TRACES_SAMPLER", "sometimes"],
+    ["OTEL_TRACES_SAMPLER_ARG", "1.5"],
+    ["OTEL_PROPAGATORS", "b3"],
+    ["OTEL_RESOURCE_ATTRIBUTES", "=x"],
+    ["OTEL_BSP_SCHEDULE_DELAY", "x"],
+    ["OTEL_BSP_EXPORT_TIMEOUT", "0"],
+    ["OTEL_BSP_MAX_QUEUE_SIZE", "lots"],
+    ["OTEL_BSP_MAX_EXPORT_BATCH_SIZE", "1.5"],
+  ])("%s=%s", (name, value) => {
+    const problems = problemsOf({
+      [name]: value,
+      ...(name === "OTEL_TRACES_SAMPLER_ARG" && { OTEL_TRACES_SAMPLER: "traceidratio" }),
+    });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toContain(name);
+    if (name.endsWith("HEADERS")) expect(problems[0]).not.toContain("secret-token");
+  });
+});
