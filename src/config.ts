@@ -157,9 +157,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (seedFile !== undefined && !existsSync(seedFile)) {
     problems.push(`SEED_FILE names a file that does not exist (got ${shown(seedFile)})`);
   }
-  const logLevel = (value("LOG_LEVEL") ?? "info") as LogLevel;
+  // Any case, as the yes/no variables: LOG_LEVEL=DEBUG is debug.
+  const rawLogLevel = value("LOG_LEVEL") ?? "info";
+  const logLevel = rawLogLevel.toLowerCase() as LogLevel;
   if (!LOG_LEVELS.includes(logLevel)) {
-    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")} (got ${shown(logLevel)})`);
+    problems.push(`LOG_LEVEL must be one of ${LOG_LEVELS.join(", ")} (got ${shown(rawLogLevel)})`);
   }
   // Stryker disable next-line ObjectLiteral: the loop below sets every key
   const timeouts = { ...DEFAULT_TIMEOUTS };

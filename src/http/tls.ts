@@ -6,7 +6,7 @@
  * taken only once it is a valid pair, so a rotation caught halfway (the
  * certificate written, the key not yet) keeps the previous one.
  */
-import { createHash, X509Certificate } from "node:crypto";
+import { createHash, createPrivateKey, X509Certificate } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import tls from "node:tls";
@@ -46,28 +46,45 @@ export function readTlsMaterial(files: TlsFiles): TlsMaterial {
     key: read(files.keyFile, "TLS_KEY_FILE"),
     ...(files.clientCaFile ? { ca: read(files.clientCaFile, "TLS_CLIENT_CA_FILE") } : {}),
   };
-  checkMaterial(material);
+  checkMaterial(material, files);
   return material;
 }
 
-/** Throws TlsFilesError when the certificate, key (and CA) do not make a secure context. */
-function checkMaterial(material: TlsMaterial): void {
+/**
+ * Throws TlsFilesError when the certificate, key (and CA) do not make a
+ * secure context, naming the variable and the file at fault: each file is
+ * checked alone first, then the pair.
+ */
+function checkMaterial(material: TlsMaterial, files: TlsFiles): void {
+  const fault = (variable: string, file: string, what: string, error: unknown) =>
+    new TlsFilesError(`${variable} (${file}) ${what}: ${(error as Error).message}`);
+  try {
+    new X509Certificate(material.cert);
+  } catch (error) {
+    throw fault("TLS_CERT_FILE", files.certFile, "is not a PEM certificate", error);
+  }
+  try {
+    createPrivateKey(material.key);
+  } catch (error) {
+    throw fault("TLS_KEY_FILE", files.keyFile, "is not a PEM private key", error);
+  }
   try {
     tls.createSecureContext({ cert: material.cert, key: material.key });
   } catch (error) {
-    throw new TlsFilesError(
-      `TLS_CERT_FILE and TLS_KEY_FILE are not a PEM certificate and its private key: ${(error as Error).message}`,
+    throw fault(
+      "TLS_KEY_FILE",
+      files.keyFile,
+      `is not the private key of the certificate in TLS_CERT_FILE (${files.certFile})`,
+      error,
     );
   }
-  if (material.ca) {
+  if (material.ca && files.clientCaFile) {
     try {
       // A context takes anything as a CA file (it skips what is not PEM): parse it.
       new X509Certificate(material.ca);
       tls.createSecureContext({ ca: material.ca });
     } catch (error) {
-      throw new TlsFilesError(
-        `TLS_CLIENT_CA_FILE is not a PEM certificate: ${(error as Error).message}`,
-      );
+      throw fault("TLS_CLIENT_CA_FILE", files.clientCaFile, "is not a PEM certificate", error);
     }
   }
 }
@@ -119,7 +136,7 @@ export function reloadOnChange(
       const next = digest(material);
       if (next === current) return;
       try {
-        checkMaterial(material);
+        checkMaterial(material, files);
       } catch (error) {
         // Halfway through a rotation, or a bad file: keep serving with the previous pair.
         if (warned !== next) {

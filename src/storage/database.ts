@@ -37,19 +37,47 @@ export interface DatabaseOptions {
   readonly monitor?: (client: MongoClient) => void;
 }
 
+/**
+ * The driver's timeouts, each MONGODB_TIMEOUT_MS (`wait`) unless the URI
+ * sets it: an operator's explicit `serverSelectionTimeoutMS=…` (or
+ * `connectTimeoutMS`, `socketTimeoutMS`, `waitQueueTimeoutMS`) in
+ * MONGODB_URI is honoured, as the driver's documentation promises. Options
+ * given to the client would override the URI's; these are given only when
+ * the URI is silent.
+ */
+export function timeoutOptions(
+  uri: string,
+  wait: number,
+  socketTimeoutMS: number,
+): Partial<
+  Record<
+    "serverSelectionTimeoutMS" | "connectTimeoutMS" | "socketTimeoutMS" | "waitQueueTimeoutMS",
+    number
+  >
+> {
+  const query = uri.includes("?") ? uri.slice(uri.indexOf("?") + 1) : "";
+  const inUri = new Set([...new URLSearchParams(query).keys()].map((k) => k.toLowerCase()));
+  const ours = {
+    serverSelectionTimeoutMS: wait,
+    connectTimeoutMS: wait,
+    socketTimeoutMS,
+    // The pool's checkout too: with the server stalled, new connections hang in their
+    // handshake two at a time (maxConnecting), and every other call would wait its turn.
+    waitQueueTimeoutMS: wait,
+  };
+  return Object.fromEntries(
+    Object.entries(ours).filter(([name]) => !inUri.has(name.toLowerCase())),
+  );
+}
+
 export async function openDatabase(options: DatabaseOptions): Promise<Database> {
   const embedded = options.uri === undefined ? await startEmbeddedServer(options.name) : undefined;
   const uri = options.uri ?? embedded?.uri ?? "";
   const wait = options.operationTimeoutMs;
   const clientFor = (socketTimeoutMS: number) =>
     new MongoClient(uri, {
+      ...timeoutOptions(uri, wait, socketTimeoutMS),
       appName: "docflow-api",
-      serverSelectionTimeoutMS: wait,
-      connectTimeoutMS: wait,
-      socketTimeoutMS,
-      // The pool's checkout too: with the server stalled, new connections hang in their
-      // handshake two at a time (maxConnecting), and every other call would wait its turn.
-      waitQueueTimeoutMS: wait,
       monitorCommands: options.onCommand !== undefined || options.monitor !== undefined,
     });
   const client = clientFor(wait);

@@ -282,19 +282,38 @@ describe("mutual TLS (TLS_CLIENT_CA_FILE)", () => {
 });
 
 describe("bad TLS files", () => {
-  it("name the variable: unreadable, not a pair, not a CA", () => {
+  it("name the variable and the file: unreadable, not a certificate, not a key, not a pair, not a CA", () => {
     expect(() =>
       readTlsMaterial({ certFile: file("nope.pem"), keyFile: file("first.key") }),
     ).toThrow(new TlsFilesError(`TLS_CERT_FILE cannot be read: ${file("nope.pem")} (ENOENT)`));
+    const escaped = (path: string) => path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+    expect(() =>
+      readTlsMaterial({ certFile: file("first.key"), keyFile: file("first.key") }),
+    ).toThrow(
+      new RegExp(`^TLS_CERT_FILE \\(${escaped(file("first.key"))}\\) is not a PEM certificate: `),
+    );
+    expect(() =>
+      readTlsMaterial({ certFile: file("first.pem"), keyFile: file("first.pem") }),
+    ).toThrow(
+      new RegExp(`^TLS_KEY_FILE \\(${escaped(file("first.pem"))}\\) is not a PEM private key: `),
+    );
     expect(() =>
       readTlsMaterial({ certFile: file("first.pem"), keyFile: file("second.key") }),
-    ).toThrow(/^TLS_CERT_FILE and TLS_KEY_FILE are not a PEM certificate and its private key/);
+    ).toThrow(
+      new RegExp(
+        `^TLS_KEY_FILE \\(${escaped(file("second.key"))}\\) is not the private key of the certificate in TLS_CERT_FILE \\(${escaped(file("first.pem"))}\\)`,
+      ),
+    );
     expect(() =>
       readTlsMaterial({
         certFile: file("first.pem"),
         keyFile: file("first.key"),
         clientCaFile: file("first.ext"),
       }),
-    ).toThrow(/^TLS_CLIENT_CA_FILE is not a PEM certificate/);
+    ).toThrow(
+      new RegExp(
+        `^TLS_CLIENT_CA_FILE \\(${escaped(file("first.ext"))}\\) is not a PEM certificate`,
+      ),
+    );
   });
 });

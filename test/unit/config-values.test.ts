@@ -100,16 +100,15 @@ describe("the database", () => {
 });
 
 describe("LOG_LEVEL", () => {
-  it("info by default; each level taken", () => {
+  it("info by default; each level taken, in any case (as METRICS_ENABLED=FALSE is)", () => {
     expect(loadConfig({}).logLevel).toBe("info");
     for (const level of ["silent", "error", "warn", "info", "debug"]) {
       expect(loadConfig({ LOG_LEVEL: level }).logLevel).toBe(level);
+      expect(loadConfig({ LOG_LEVEL: level.toUpperCase() }).logLevel).toBe(level);
     }
-    expect(problemsOf({ LOG_LEVEL: "INFO" })).toEqual([
-      'LOG_LEVEL must be one of debug, info, warn, error, silent (got "INFO")',
-    ]);
-    expect(problemsOf({ LOG_LEVEL: "verbose" })).toEqual([
-      'LOG_LEVEL must be one of debug, info, warn, error, silent (got "verbose")',
+    expect(loadConfig({ LOG_LEVEL: "Debug" }).logLevel).toBe("debug");
+    expect(problemsOf({ LOG_LEVEL: "VERBOSE" })).toEqual([
+      'LOG_LEVEL must be one of debug, info, warn, error, silent (got "VERBOSE")',
     ]);
   });
 });
@@ -397,5 +396,25 @@ describe("OTEL_*: a malformed value is one problem naming its variable (the proc
     expect(problems).toHaveLength(1);
     expect(problems[0]).toContain(name);
     if (name.endsWith("HEADERS")) expect(problems[0]).not.toContain("secret-token");
+  });
+});
+
+describe("MONGODB_URI's own timeouts", () => {
+  it("are honoured: an explicit serverSelectionTimeoutMS (any case) in the URI wins over MONGODB_TIMEOUT_MS", async () => {
+    const { MongoClient } = await import("mongodb");
+    const { timeoutOptions } = await import("../../src/storage/database");
+    const clientOf = (uri: string) => new MongoClient(uri, timeoutOptions(uri, 3_000, 9_000));
+    const plain = clientOf("mongodb://db.example:27017/docflow");
+    expect(plain.options.serverSelectionTimeoutMS).toBe(3_000);
+    expect(plain.options.waitQueueTimeoutMS).toBe(3_000);
+    expect(plain.options.socketTimeoutMS).toBe(9_000);
+    const explicit = clientOf(
+      "mongodb://db.example:27017/docflow?serverselectiontimeoutms=45000&socketTimeoutMS=0",
+    );
+    expect(explicit.options.serverSelectionTimeoutMS).toBe(45_000);
+    expect(explicit.options.socketTimeoutMS).toBe(0);
+    // What the URI leaves unsaid stays MONGODB_TIMEOUT_MS.
+    expect(explicit.options.connectTimeoutMS).toBe(3_000);
+    expect(explicit.options.waitQueueTimeoutMS).toBe(3_000);
   });
 });
