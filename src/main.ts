@@ -69,7 +69,34 @@ function listenFailure(error: unknown, host: string, port: number): StartupFailu
   return undefined;
 }
 
+const USAGE = `usage: npm start   (the image runs node dist/main.js)
+
+Runs docflow-api: gRPC, gRPC-Web, Connect and the legacy HTTP paths on one
+port. It takes no arguments: every setting is an environment variable,
+checked at start-up (docs/configuration.md lists them all). The usual ones:
+
+  PORT, HOST            where it listens (default 8080 on 127.0.0.1)
+  MONGODB_URI           the MongoDB to use (unset: an embedded, in-memory one
+                        with demo data, for trying it out)
+  SEED_FILE             a fixture loaded at start (docs/api.md §8)
+  TLS_CERT_FILE, TLS_KEY_FILE   TLS on the port
+  LOG_LEVEL             debug, info, warn, error or silent
+
+Example: PORT=9000 LOG_LEVEL=debug npm start
+`;
+
 async function main(): Promise<void> {
+  const args = process.argv.slice(2);
+  if (args.includes("--help") || args.includes("-h")) {
+    process.stdout.write(USAGE);
+    return;
+  }
+  if (args.length > 0) {
+    process.stderr.write(
+      `docflow-api takes no arguments (got ${args.map((a) => shown(a)).join(" ")}): settings are environment variables; npm start -- --help says which\n`,
+    );
+    process.exit(2);
+  }
   let config: ReturnType<typeof loadConfig>;
   try {
     config = loadConfig();

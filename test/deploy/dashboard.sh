@@ -3,6 +3,7 @@
 # Prometheus (Debian's package, installed with apt when missing) scraping the
 # service under load (test/deploy/dashboard-check.ts).
 set -euo pipefail
+. "$(dirname "$0")/../../scripts/usage.sh" "$@"
 cd "$(dirname "$0")/../.."
 if ! command -v prometheus > /dev/null && [ -z "${PROMETHEUS:-}" ]; then
   apt-get update -qq

@@ -3,6 +3,7 @@
 # checked and unit-tested by promtool (built from the Go module proxy by
 # test/support/promtool.sh, or $PROMTOOL when set).
 set -euo pipefail
+. "$(dirname "$0")/../../scripts/usage.sh" "$@"
 cd "$(dirname "$0")/../.."
 promtool=${PROMTOOL:-$(bash test/support/promtool.sh)}
 "$promtool" check rules deploy/prometheus/docflow-api.rules.yml

@@ -3,6 +3,7 @@
 # hadolint (Dockerfile), kubernetes-validate --strict (deploy/kubernetes), and
 # compose-go's loader (compose.yaml). Exits non-zero on any finding.
 set -euo pipefail
+. "$(dirname "$0")/../../scripts/usage.sh" "$@"
 cd "$(dirname "$0")/../.."
 
 venv=test-results/deploy/.venv

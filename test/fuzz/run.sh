@@ -7,6 +7,7 @@
 # non-zero on any finding, on a server error, or when the service logged an error.
 # The virtualenv and the reports go to test-results/fuzz/ (ignored by git).
 set -euo pipefail
+. "$(dirname "$0")/../../scripts/usage.sh" "$@"
 cd "$(dirname "$0")/../.."
 
 out=test-results/fuzz

@@ -4,7 +4,7 @@
  * round trip's limit, and `--help` on every tool without its work.
  */
 import { execFile, spawn } from "node:child_process";
-import { existsSync } from "node:fs";
+import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, readdir, writeFile } from "node:fs/promises";
 import net from "node:net";
 import { tmpdir } from "node:os";
@@ -178,6 +178,73 @@ describe("every tool answers --help without doing its work", () => {
     const doc = JSON.parse(await readFile(out, "utf8"));
     expect(doc.servers).toEqual([{ url: "https://api.example.com" }]);
     await writeFile(join(dir, "done"), "");
+  });
+});
+
+describe("every npm script answers --help", () => {
+  const scripts = (
+    JSON.parse(readFileSync(join(process.cwd(), "package.json"), "utf8")) as {
+      scripts: Record<string, string>;
+    }
+  ).scripts;
+  // The tools above print their own usage; these hand --help to the tool they run
+  // (vitest, tsc, buf, esbuild, Maven, Stryker), which prints its usage and does nothing
+  // else (docs/development.md says so).
+  const handed = new Set([
+    "test",
+    "test:slow",
+    "test:browser",
+    "typecheck",
+    "generate",
+    "build",
+    "test:interop:java",
+    "test:mutation",
+    "test:mutation:ci",
+  ]);
+  const tools = new Set([
+    "bench",
+    "bench:paging",
+    "openapi",
+    "seed",
+    "backfill:listing-keys",
+    "fixture:big",
+  ]);
+  const bashScripts = Object.entries(scripts).flatMap(([name, command]) => {
+    const file = /^bash (\S+\.sh)$/.exec(command)?.[1];
+    return file ? [[name, file] as const] : [];
+  });
+
+  it("every script is one of: a tool with its usage, a bash script with its usage, start, or one that hands --help on", () => {
+    const unclassified = Object.keys(scripts).filter(
+      (name) =>
+        name !== "start" &&
+        !handed.has(name) &&
+        !tools.has(name) &&
+        !bashScripts.some(([n]) => n === name),
+    );
+    expect(unclassified).toEqual([]);
+    expect(bashScripts.length).toBeGreaterThan(10);
+  });
+
+  it("each bash script prints its usage (its header), exit 0, before any work", async () => {
+    for (const [name, file] of bashScripts) {
+      const before = await run("git", ["status", "--porcelain"]);
+      const { stdout } = await run("bash", [file, "--help"], { timeout: 10_000 });
+      expect(stdout.startsWith(`npm run ${name}`), `${name}: ${stdout}`).toBe(true);
+      expect((await run("git", ["status", "--porcelain"])).stdout, name).toBe(before.stdout);
+    }
+  });
+
+  it("npm start -- --help prints the usage and starts nothing; an argument is refused (exit 2)", async () => {
+    const { stdout } = await run("npm", ["start", "-s", "--", "--help"], { timeout: 60_000 });
+    expect(stdout).toMatch(/^usage: npm start/);
+    expect(stdout).toContain("docs/configuration.md");
+    expect(stdout).not.toContain("listening");
+    const error = await run("npm", ["start", "-s", "--", "--port", "9000"], {
+      timeout: 60_000,
+    }).catch((e: { code: number; stderr: string }) => e);
+    expect(error).toMatchObject({ code: 2 });
+    expect((error as { stderr: string }).stderr).toContain("takes no arguments");
   });
 });
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Google's gapic-showcase Compliance suite (Go module github.com/googleapis/
+# npm run test:showcase — Google's gapic-showcase Compliance suite (Go module github.com/googleapis/
 # gapic-showcase v0.35.0, the one version the module proxy serves here) against
 # the transcoder: test/showcase/server.ts serves google.showcase.v1beta1.
 # Compliance through the front door; test/showcase/driver calls every case of
@@ -7,6 +7,7 @@
 # failure. Nothing of the module is committed: compliance.proto and the suite
 # come from the module cache.
 set -euo pipefail
+. "$(dirname "$0")/../../scripts/usage.sh" "$@"
 cd "$(dirname "$0")/../.."
 OUT=test-results/showcase
 mkdir -p "$OUT/bin" "$OUT/proto/google/showcase/v1beta1" "$OUT/proto/google/api"

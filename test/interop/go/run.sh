@@ -2,6 +2,7 @@
 # npm run test:interop:go — the Go recipe of docs/clients.md as a user runs it,
 # then the interop tests against a real service on a free port.
 set -euo pipefail
+. "$(dirname "$0")/../../../scripts/usage.sh" "$@"
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 cd "$here"

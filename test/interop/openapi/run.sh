@@ -17,6 +17,7 @@
 #    run with the project's Node 24 (tsx).
 # Exits non-zero on any failure.
 set -euo pipefail
+. "$(dirname "$0")/../../../scripts/usage.sh" "$@"
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../../.." && pwd)"
 cd "$root"
