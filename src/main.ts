@@ -1,10 +1,11 @@
 /** The only place that reads the environment, listens and handles signals. */
 
+import { X509Certificate } from "node:crypto";
 import { bearerFromConfig } from "./auth/bearer-verifier";
 import { ConfigError, loadConfig } from "./config";
 import { createDeps } from "./deps";
 import { shown } from "./env";
-import { demoCommands, demoCredentials, demoFixture } from "./fixtures/demo";
+import { type DemoTls, demoCommands, demoCredentials, demoFixture } from "./fixtures/demo";
 import { FixtureError } from "./fixtures/fixture";
 import { LOAD_ROUND_TRIP_MS, loadFixture, loadFixtureFile } from "./fixtures/load";
 import { createHttpServer } from "./http/server";
@@ -282,10 +283,26 @@ async function main(): Promise<void> {
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const baseUrl = `${config.tls ? "https" : "http"}://${host}:${address.port}`;
   log.info("listening", { url: baseUrl, database: database.mode, node: process.version });
-  printBanner(baseUrl, database.mode, config.seedFile);
+  printBanner(
+    baseUrl,
+    database.mode,
+    config.seedFile,
+    tlsMaterial && demoTls(tlsMaterial, config.tls?.certFile),
+  );
 }
 
-function printBanner(baseUrl: string, mode: string, seedFile: string | undefined): void {
+/** The banner's CA for curl: the certificate file itself when it is self-signed; else the operator knows it. */
+function demoTls(material: TlsMaterial, certFile: string | undefined): DemoTls {
+  const certificate = new X509Certificate(material.cert);
+  return { caFile: certificate.checkIssued(certificate) ? certFile : undefined };
+}
+
+function printBanner(
+  baseUrl: string,
+  mode: string,
+  seedFile: string | undefined,
+  tls: DemoTls | undefined,
+): void {
   const lines = [
     "",
     `docflow-api is listening on ${baseUrl} (Node ${process.version})`,
@@ -297,7 +314,7 @@ function printBanner(baseUrl: string, mode: string, seedFile: string | undefined
     "",
   ];
   if (!seedFile && mode === "embedded") {
-    lines.push("Try it:", ...demoCommands(baseUrl), "");
+    lines.push("Try it:", ...demoCommands(baseUrl, tls), "");
   }
   process.stderr.write(`${lines.join("\n")}\n`);
 }

@@ -290,3 +290,26 @@ describe("Ctrl-C reaches a long tool through npm", () => {
     }
   }, 120_000);
 });
+
+describe("the README's Try it block", () => {
+  it("runs as pasted, twice in a row, every call answered (a group of its own each time)", async () => {
+    const s = await startService();
+    const readme = readFileSync(join(process.cwd(), "README.md"), "utf8");
+    const section = readme.slice(readme.indexOf("## Try it"));
+    const block = /```sh\n([\s\S]*?)```/.exec(section)?.[1] ?? "";
+    expect(block).toContain("CreateCounteragentGroup");
+    const script = `set -e\n${block.replaceAll("http://127.0.0.1:8080", s.baseUrl)}\necho "GROUP=$GROUP"`;
+    const groups: string[] = [];
+    for (const _run of [1, 2]) {
+      const { stdout, stderr } = await run("bash", ["-c", script], { timeout: 120_000 });
+      expect(stderr).not.toMatch(/curl: \(\d+\)|no group was created/);
+      expect(stdout).not.toMatch(/DuplicateName|"status":\s*40[04]/);
+      const id = /^GROUP=([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})$/m.exec(
+        stdout,
+      )?.[1];
+      expect(id, stdout.slice(-300)).toBeDefined();
+      expect(groups).not.toContain(id);
+      groups.push(id as string);
+    }
+  }, 300_000);
+});

@@ -53,25 +53,42 @@ describe("npm start with no configuration", () => {
     expect(JSON.parse(page)).toMatchObject({ TotalCount: 6 });
     expect(JSON.parse(page).CounteragentBoxId).toHaveLength(4);
     // The group block runs as one script: the first command keeps the new group's id in $GROUP.
+    // It runs twice: each run makes a group of its own (a name of its own), nothing breaks.
     const lines = s.stderr().split("\n");
     const from = lines.findIndex((l) => l.startsWith("GROUP=$(curl "));
     const groupBlock = lines.slice(from, from + 4);
     expect(groupBlock[0]).toMatch(/CreateCounteragentGroup/);
-    const { stdout: groupOut } = await exec("bash", ["-c", groupBlock.join("\necho @@\n")]);
-    const [created, added, members, groups] = groupOut.split("@@\n");
-    const groupId = created?.trim() ?? "";
-    expect(groupId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
-    expect(added).toMatch(/^HTTP\/1\.1 200 /);
-    expect(added).toMatch(/content-length: 0/i);
-    expect(JSON.parse(members ?? "")).toMatchObject({
-      CounteragentBoxId: [DEMO.defaultCounteragentBoxId],
-      TotalCount: 1,
-    });
-    expect(JSON.parse(groups ?? "").Groups.at(-1)).toEqual({
-      CounteragentGroupId: groupId,
-      Name: "Key accounts",
-      Departments: { DepartmentIds: [DEMO.salesDepartmentId] },
-    });
+    const ids: string[] = [];
+    for (const _run of [1, 2]) {
+      const { stdout: groupOut } = await exec("bash", ["-c", groupBlock.join("\necho @@\n")]);
+      const [created, added, members, groups] = groupOut.split("@@\n");
+      const groupId = created?.trim() ?? "";
+      expect(groupId).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+      expect(ids).not.toContain(groupId);
+      ids.push(groupId);
+      expect(added).toMatch(/^HTTP\/1\.1 200 /);
+      expect(added).toMatch(/content-length: 0/i);
+      expect(JSON.parse(members ?? "")).toMatchObject({
+        CounteragentBoxId: [DEMO.defaultCounteragentBoxId],
+        TotalCount: 1,
+      });
+      const last = JSON.parse(groups ?? "").Groups.at(-1);
+      expect(last).toMatchObject({
+        CounteragentGroupId: groupId,
+        Departments: { DepartmentIds: [DEMO.salesDepartmentId] },
+      });
+      expect(last.Name).toMatch(/^Key accounts \d+-\d+$/);
+    }
+    // A failed creation leaves $GROUP empty, and the next command says so instead of calling.
+    const failing = groupBlock.map((l) =>
+      l.replace("svcauth_token=demo-admin-token", "svcauth_token=wrong"),
+    );
+    const failed = await exec("bash", ["-c", failing.slice(0, 2).join("\n")]).catch(
+      (e: { code: number; stderr: string }) => e,
+    );
+    // bash stops the command at ${GROUP:?…} (exit 127 in a script) before curl runs.
+    expect((failed as { code?: number }).code ?? 0).not.toBe(0);
+    expect((failed as { stderr: string }).stderr).toContain("no group was created");
     // The legacy protobuf call, decoded as the banner says (npx buf convert with the schema).
     const proto =
       s
@@ -282,5 +299,27 @@ describe("no silent in-memory production", () => {
     expect(s.baseUrl).not.toBe("");
     s.child.kill("SIGTERM");
     expect(await s.exited).toBe(0);
+  });
+});
+
+describe("the banner with TLS on", () => {
+  it('every curl carries --cacert "$CA"; with CA set to the CA\'s file the demo call answers 200', async () => {
+    const { makeCertificates } = await import("../support/tls-certs");
+    const certs = await makeCertificates();
+    certs.issue("server", "0x4004");
+    const s = await start({
+      TLS_CERT_FILE: certs.file("server.pem"),
+      TLS_KEY_FILE: certs.file("server.key"),
+    });
+    const lines = s.stderr().split("\n");
+    const curls = lines.filter((l) => l.startsWith("curl "));
+    expect(curls.length).toBeGreaterThan(5);
+    for (const l of curls) expect(l.startsWith('curl --cacert "$CA" -sS'), l).toBe(true);
+    // A certificate a CA signed: the banner cannot know the CA, and says which file to pass.
+    expect(lines).toContain("CA=/path/to/ca.pem");
+    const call = curls.find((l) => l.includes("/GetSubscriptions?") && l.includes("Accept")) ?? "";
+    expect(call).toContain("https://");
+    const { stdout } = await exec("bash", ["-c", `CA='${certs.file("ca.pem")}'\n${call}`]);
+    expect(JSON.parse(stdout).Subscriptions).toHaveLength(10);
   });
 });

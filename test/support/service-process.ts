@@ -87,7 +87,7 @@ export function startService(
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no banner:\n${err}\n${out}`)), 30_000);
     const check = () => {
-      const m = /listening on (http:\/\/\S+)/.exec(err);
+      const m = /listening on (https?:\/\/\S+)/.exec(err);
       if (m?.[1]) {
         clearTimeout(timer);
         resolve({
