@@ -7,7 +7,7 @@
  */
 import type { DescMethod, Message } from "@bufbuild/protobuf";
 import type { NodeExchange } from "../legacy/profile";
-import type { FrontCall } from "../protocols/adapter";
+import type { FrontCall } from "../protocols/face";
 import { callStream, callUnary, Undecodable } from "../rpc/call";
 import type { Pipeline } from "../rpc/pipeline";
 import { DecodeFailure, type Invoker, type StreamWriter } from "../transcoder/exchange";
