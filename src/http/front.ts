@@ -10,7 +10,7 @@ import { randomUUID } from "node:crypto";
 import { isBearer } from "../domain/bearer";
 import { describeError, type Logger } from "../log";
 import type { Observer, RequestObservation, RpcSystem } from "../observability/observer";
-import type { FrontCall } from "../protocols/adapter";
+import type { FrontCall } from "../protocols/face";
 import {
   type AuthorizationLines,
   authorizationLinesKey,

@@ -1,16 +1,16 @@
 /**
  * The front: a route table. Every request on the port is matched by its
  * exact request target (no URL parsing that could read `//host/Restore` as a
- * host) to one route: an RPC method (the classifier picks its protocol
- * adapter), /healthz and its kin, /metrics, the docs, a legacy path; or to
- * the fallback, which answers gRPC's UNIMPLEMENTED to the gRPC family and 404
- * to everything else. What every request gets (request id, access log,
- * observation, the guard) is src/http/front.ts. Building it does not listen;
- * that is main.ts's job.
+ * host) to one route: an RPC method (negotiation picks its protocol
+ * adapter, or its refusal), /healthz and its kin, /metrics, the docs, a
+ * legacy path; or to the fallback, which negotiation answers: gRPC's
+ * UNIMPLEMENTED to the gRPC family and 404 to everything else. What every
+ * request gets (request id, access log, observation, the guard) is
+ * src/http/front.ts. Building it does not listen; that is main.ts's job.
  */
 import type { AddressInfo } from "node:net";
 import { getOption, hasOption, type Registry } from "@bufbuild/protobuf";
-import { Code, ConnectError, type ConnectRouter } from "@connectrpc/connect";
+import type { ConnectError, ConnectRouter } from "@connectrpc/connect";
 import { http } from "../../gen/google/api/annotations_pb";
 import { protoComments } from "../../gen/proto-comments";
 import { type AdmissionConfig, DEFAULT_ADMISSION } from "../admission/admission";
@@ -21,23 +21,18 @@ import type { Deps } from "../deps";
 import { buildOpenApi } from "../legacy/openapi";
 import { createLegacyProfile, isLegacy, LEGACY_PROFILE_NAME } from "../legacy/profile";
 import { createObserver, type Observer, UNKNOWN_RPC_METHOD } from "../observability/observer";
-import {
-  canCarryTrailers,
-  createCodecs,
-  refuseHttp10,
-  type ServeOptions,
-  serveRpc,
-} from "../protocols/adapter";
-import { classify, grpcFamily } from "../protocols/classify";
+import { createCodecs } from "../protocols/codecs";
+import { type Negotiation, negotiate, writeRefusal } from "../protocols/negotiate";
+import { type ServeOptions, serveRpc } from "../protocols/serve";
 import { createPipeline, type Pipeline, PUBLIC_SERVICES } from "../rpc/pipeline";
 import { createJsonProfile } from "../transcoder/json-profile";
 import { type OpenApiPaths, openApiPaths } from "../transcoder/openapi";
 import { createTranscoder, type Transcoder, type TranscoderMatch } from "../transcoder/transcoder";
 import { SERVICE_VERSION } from "../version";
 import { MAX_REQUEST_BYTES } from "../wire/body";
-import { CODES, legacyError } from "../wire/errors";
+import { CODES } from "../wire/errors";
 import type { NodeRequest, NodeResponse } from "../wire/http";
-import { type PreparedError, sendError, sendMethodNotAllowed, sendPrepared } from "../wire/plain";
+import { type PreparedError, sendPrepared } from "../wire/plain";
 import { createAdmissionGate, type GatedRoute } from "./admission";
 import { type CorsPolicy, createCorsPolicy } from "./cors";
 import { createDocsRoutes, type DemoCredential } from "./docs";
@@ -218,7 +213,10 @@ export function createHttpServer(
   };
 }
 
-/** /<package>.<Service>/<Method>: CORS, then the protocol the classifier picks for the request. */
+/**
+ * /<package>.<Service>/<Method>: CORS, then negotiation (src/protocols/negotiate.ts):
+ * the adapter that serves the call, or the refusal the request gets.
+ */
 function rpcRoute(
   pipeline: Pipeline,
   serving: ServeOptions,
@@ -228,17 +226,25 @@ function rpcRoute(
 ): Route {
   const methodOf = (front: FrontRequest): MethodRoute | undefined =>
     pipeline.routes.get(front.path);
+  // Negotiated once a request, whichever of admission and serving asks first.
+  const negotiated = (front: FrontRequest, req: NodeRequest): Negotiation => {
+    front.matched ??= negotiate(req, methodOf(front) as MethodRoute);
+    return front.matched as Negotiation;
+  };
   return {
     match: (front) => methodOf(front)?.path,
     exempt: (front) => publicServices.has((methodOf(front) as MethodRoute).method.parent.typeName),
-    clientTimeoutMs: (req, front) =>
-      classify(req, methodOf(front) as MethodRoute)?.clientTimeoutMs(req),
+    clientTimeoutMs(req, front) {
+      const negotiation = negotiated(front, req);
+      return (negotiation.ok ? negotiation.adapter : negotiation.speaks)?.clientTimeoutMs(req);
+    },
     refuse(req, res, front, error) {
       const method = methodOf(front) as MethodRoute;
       if (cors.handle(req, res)) return;
-      const adapter = classify(req, method);
+      const negotiation = negotiated(front, req);
+      const adapter = negotiation.ok ? negotiation.adapter : negotiation.speaks;
       req.resume();
-      if (!adapter || (adapter.needsTrailers && !canCarryTrailers(req))) {
+      if (!adapter) {
         sendPrepared(req, res, plainRefusal(error));
         return;
       }
@@ -248,19 +254,16 @@ function rpcRoute(
     serve(req, res, front) {
       const method = methodOf(front) as MethodRoute;
       if (cors.handle(req, res)) return;
-      const adapter = classify(req, method);
-      if (!adapter) {
-        const allowed = method.allowGet ? ["POST", "GET"] : ["POST"];
-        if (!allowed.includes(req.method ?? "")) {
-          sendMethodNotAllowed(req, res, allowed, method.path);
-          return;
-        }
-        // Connect's answer to a content type (or codec) no protocol here takes.
-        sendError(req, res, legacyError(415, "unsupported content type"));
+      const negotiation = negotiated(front, req);
+      if (!negotiation.ok) {
+        // The access log names the protocol the request spoke (a verb it does not take).
+        if (negotiation.speaks) front.protocol = negotiation.speaks.name;
+        writeRefusal(req, res, negotiation.refusal);
         return;
       }
+      const { adapter } = negotiation;
       const call = front.call(adapter.rpcSystem, method.path.slice(1), adapter.name);
-      return serveRpc(serving, adapter, method, call, req, res);
+      return serveRpc(serving, negotiation, method, call, req, res);
     },
   };
 }
@@ -353,22 +356,13 @@ function withPaths(
 /**
  * No route: what a gRPC server answers for a method it does not serve (docs/api.md
  * §3: 200, grpc-status 12, trailers-only; grpcurl and buf curl rely on it),
- * else a 404.
+ * else a 404; negotiate (src/protocols/negotiate.ts) says which.
  */
 function notServed(req: NodeRequest, res: NodeResponse, front: FrontRequest): void {
-  const adapter = grpcFamily(req);
-  const shown = front.path.slice(0, MAX_SHOWN_PATH);
-  if (adapter?.needsTrailers && !canCarryTrailers(req)) {
-    refuseHttp10(req, res);
-    return;
+  const { refusal } = negotiate(req, undefined, front.path.slice(0, MAX_SHOWN_PATH));
+  if (refusal.kind === "unimplemented") {
+    const { adapter, error } = refusal;
+    front.call(adapter.rpcSystem, UNKNOWN_RPC_METHOD, adapter.name).outcome.code = error.code;
   }
-  if (adapter) {
-    const call = front.call(adapter.rpcSystem, UNKNOWN_RPC_METHOD, adapter.name);
-    call.outcome.code = Code.Unimplemented;
-    req.resume();
-    const error = new ConnectError(`unknown method ${shown}`, Code.Unimplemented);
-    adapter.writeError(res, undefined, new Headers(), new Headers(), error);
-    return;
-  }
-  sendError(req, res, legacyError(404, `no such path: ${shown}`));
+  writeRefusal(req, res, refusal);
 }

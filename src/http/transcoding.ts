@@ -8,7 +8,7 @@
 import type { DescMethod } from "@bufbuild/protobuf";
 import { callStream } from "../call/stream";
 import { callUnary } from "../call/unary";
-import type { FrontCall } from "../protocols/adapter";
+import type { FrontCall } from "../protocols/face";
 import type { Pipeline } from "../rpc/pipeline";
 import {
   DecodeFailure,

@@ -10,14 +10,13 @@
 import { base64Decode } from "@bufbuild/protobuf/wire";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { MethodRoute } from "../call/route";
-import { ACCEPTED_CODINGS, answerCoding, codingOf } from "../wire/compression";
+import { encodeEnvelope } from "../wire/body";
 import { CODES } from "../wire/errors";
-import { type NodeRequest, type NodeResponse, sendHead } from "../wire/http";
+import { headerOf, type NodeRequest, type NodeResponse, sendHead } from "../wire/http";
 import { connectErrorJson, errorMetadata } from "../wire/rpc-errors";
-import { type CallSettings, type Codecs, header, type RpcAdapter } from "./adapter";
+import type { CallSettings, Checked, Codecs, ContentType, RpcAdapter } from "./face";
+import { clientTimeoutMs, readSettings, type SettingsDialect } from "./settings";
 
-const UNARY = /^application\/(?:(json)(?:; ?charset=utf-?8)?|proto)$/i;
-const STREAM = /^application\/connect\+(?:(json)(?:; ?charset=utf-?8)?|proto)$/i;
 const TIMEOUT = /^\d{1,10}$/;
 const END_STREAM_FLAG = 0b10;
 const RESERVED: ReadonlySet<string> = new Set([
@@ -28,66 +27,62 @@ const RESERVED: ReadonlySet<string> = new Set([
 ]);
 
 const isStream = (route: MethodRoute) => route.spec.kind !== "unary";
+const streamed = (type: ContentType | undefined) => type?.media === "connect-stream";
 
-interface ConnectSettings extends CallSettings {
-  readonly stream: boolean;
-  /** GET: the query's `message`, decoded from base64 when `base64=1`. */
-  readonly query?: URLSearchParams;
-}
+const timeout = {
+  timeoutHeader: "connect-timeout-ms",
+  timeoutName: "connect timeout",
+  timeoutMs: (value: string) => (TIMEOUT.test(value) ? Number(value) : undefined),
+};
+/** Unary calls (and GET, whose request coding is in the query) name their codings in HTTP's headers. */
+const UNARY_DIALECT: SettingsDialect = {
+  ...timeout,
+  codingHeader: "content-encoding",
+  acceptHeader: "accept-encoding",
+};
+/** Streams, in headers of their own (each message is compressed, not the body). */
+const STREAM_DIALECT: SettingsDialect = {
+  ...timeout,
+  codingHeader: "connect-content-encoding",
+  acceptHeader: "connect-accept-encoding",
+};
 
-function timeoutOf(req: NodeRequest): number | undefined | ConnectError {
-  const value = header(req, "connect-timeout-ms");
-  if (value === null) return undefined;
-  if (!TIMEOUT.test(value)) {
-    return new ConnectError(
-      `protocol error: invalid connect timeout value: ${value.slice(0, 40)}`,
-      Code.InvalidArgument,
+const refused = (message: string): Checked<never> => ({
+  ok: false,
+  error: new ConnectError(message, Code.InvalidArgument),
+});
+
+/** Connect GET: the settings, and the message, from the query. */
+function getSettings(req: NodeRequest, type: ContentType, codecs: Codecs): Checked<CallSettings> {
+  const url = req.url ?? "";
+  const query = new URLSearchParams(url.slice(url.indexOf("?") + 1));
+  const encoding = query.get("encoding");
+  const checked = readSettings(
+    req,
+    UNARY_DIALECT,
+    type,
+    encoding === "json" ? codecs.json : codecs.proto,
+    query.get("compression"),
+  );
+  if (!checked.ok) return checked;
+  const version = query.get("connect");
+  if (version !== null && version !== "v1") {
+    return refused(`connect must be "v1": got "${version.slice(0, 20)}"`);
+  }
+  if (encoding !== "json" && encoding !== "proto") {
+    return refused(
+      `protocol error: unsupported encoding "${(encoding ?? "").slice(0, 20)}": use json or proto`,
     );
   }
-  return Number(value);
-}
-
-function settingsOf(
-  codecs: Codecs,
-  json: boolean,
-  stream: boolean,
-  timeout: number | undefined | ConnectError,
-  requested: string | null,
-  accepted: string | null,
-  acceptHeader: string,
-  query?: URLSearchParams,
-): ConnectSettings {
-  const requestCoding = codingOf(requested);
-  const base = {
-    codec: json ? codecs.json : codecs.proto,
-    stream,
-    query,
-    timeoutMs: typeof timeout === "number" ? timeout : undefined,
-    requestCoding: requestCoding ?? ("identity" as const),
-    answerCoding: answerCoding(requestCoding ?? "identity", accepted),
-  };
-  if (requestCoding === undefined) {
-    return {
-      ...base,
-      refused: new ConnectError(
-        `unknown compression "${(requested ?? "").slice(0, 40)}": supported encodings are ${ACCEPTED_CODINGS}`,
-        Code.Unimplemented,
-        { [acceptHeader]: ACCEPTED_CODINGS },
-      ),
-    };
+  const message = query.get("message") ?? "";
+  if (query.get("base64") !== "1") {
+    return { ok: true, value: { ...checked.value, message: Buffer.from(message, "utf8") } };
   }
-  if (timeout instanceof ConnectError) return { ...base, refused: timeout };
-  const version = query ? query.get("connect") : null;
-  if (version !== null && version !== "v1") {
-    return {
-      ...base,
-      refused: new ConnectError(
-        `connect must be "v1": got "${version.slice(0, 20)}"`,
-        Code.InvalidArgument,
-      ),
-    };
+  try {
+    return { ok: true, value: { ...checked.value, message: base64Decode(message) } };
+  } catch {
+    return refused("protocol error: invalid base64 message");
   }
-  return base;
 }
 
 /** The answer's headers: the context's, then its trailers as `trailer-` headers (unary only). */
@@ -115,99 +110,40 @@ function endStream(trailers: Headers, error: ConnectError | null): Buffer {
   const json: Record<string, unknown> = {};
   if (error) json.error = connectErrorJson(error);
   if (Object.keys(metadata).length > 0) json.metadata = metadata;
-  const data = Buffer.from(JSON.stringify(json), "utf8");
-  const frame = Buffer.allocUnsafe(5 + data.length);
-  frame[0] = END_STREAM_FLAG;
-  frame.writeUInt32BE(data.length, 1);
-  data.copy(frame, 5);
-  return frame;
+  return encodeEnvelope(END_STREAM_FLAG, Buffer.from(JSON.stringify(json), "utf8"));
+}
+
+function streamContentType(json: boolean): string {
+  return json ? "application/connect+json" : "application/connect+proto";
 }
 
 export const connect: RpcAdapter = {
   name: "connect",
-  accepts(req, route) {
-    if (req.method === "GET") return !isStream(route);
-    return (isStream(route) ? STREAM : UNARY).test(req.headers["content-type"] ?? "");
-  },
   methods: (route) => (route.allowGet && !isStream(route) ? ["POST", "GET"] : ["POST"]),
-  clientTimeoutMs(req) {
-    const timeout = timeoutOf(req);
-    return typeof timeout === "number" ? timeout : undefined;
-  },
+  clientTimeoutMs: (req) => clientTimeoutMs(req, UNARY_DIALECT),
   rpcSystem: "connectrpc",
   needsTrailers: false,
   enveloped: isStream,
 
-  settings(req, route, codecs) {
-    if (req.method === "GET") {
-      const url = req.url ?? "";
-      const query = new URLSearchParams(url.slice(url.indexOf("?") + 1));
-      const encoding = query.get("encoding");
-      const settings = settingsOf(
-        codecs,
-        encoding === "json",
-        false,
-        timeoutOf(req),
-        query.get("compression"),
-        header(req, "accept-encoding"),
-        "accept-encoding",
-        query,
-      );
-      if (encoding !== "json" && encoding !== "proto" && !settings.refused) {
-        return {
-          ...settings,
-          refused: new ConnectError(
-            `protocol error: unsupported encoding "${(encoding ?? "").slice(0, 20)}": use json or proto`,
-            Code.InvalidArgument,
-          ),
-        };
-      }
-      return settings;
-    }
-    const stream = isStream(route);
-    const contentType = req.headers["content-type"] ?? "";
-    const json = (stream ? STREAM : UNARY).exec(contentType)?.[1] !== undefined;
-    const settings = settingsOf(
-      codecs,
-      json,
-      stream,
-      timeoutOf(req),
-      header(req, stream ? "connect-content-encoding" : "content-encoding"),
-      header(req, stream ? "connect-accept-encoding" : "accept-encoding"),
-      stream ? "connect-accept-encoding" : "accept-encoding",
+  settings(req, type, codecs) {
+    if (req.method === "GET") return getSettings(req, type, codecs);
+    const checked = readSettings(
+      req,
+      streamed(type) ? STREAM_DIALECT : UNARY_DIALECT,
+      type,
+      type.json ? codecs.json : codecs.proto,
     );
-    const version = header(req, "connect-protocol-version");
-    if (version !== null && version !== "1" && !settings.refused) {
-      return {
-        ...settings,
-        refused: new ConnectError(
-          `connect-protocol-version must be "1": got "${version.slice(0, 20)}"`,
-          Code.InvalidArgument,
-        ),
-      };
+    if (!checked.ok) return checked;
+    const version = headerOf(req, "connect-protocol-version");
+    if (version !== null && version !== "1") {
+      return refused(`connect-protocol-version must be "1": got "${version.slice(0, 20)}"`);
     }
-    return settings;
+    return checked;
   },
 
   contentType(settings) {
-    const stream = (settings as ConnectSettings).stream;
-    if (stream)
-      return settings.codec.binary ? "application/connect+proto" : "application/connect+json";
+    if (streamed(settings.type)) return streamContentType(!settings.codec.binary);
     return settings.codec.binary ? "application/proto" : "application/json";
-  },
-
-  unaryInput(_req, settings) {
-    const query = (settings as ConnectSettings).query;
-    if (!query) return undefined;
-    const message = query.get("message") ?? "";
-    if (query.get("base64") === "1") {
-      try {
-        return base64Decode(message);
-      } catch {
-        return new ConnectError("protocol error: invalid base64 message", Code.InvalidArgument);
-      }
-    }
-    return Buffer.from(message, "utf8");
   },
 
   async writeAnswer(res, settings, context, payload) {
@@ -219,15 +155,15 @@ export const connect: RpcAdapter = {
     res.end(payload);
   },
 
-  writeError(res, settings, headers, trailers, error) {
+  writeError(res, type, headers, trailers, error) {
     if (res.headersSent) {
       res.destroy();
       return;
     }
-    if ((settings as ConnectSettings | undefined)?.stream) {
+    if (type?.media === "connect-stream") {
       res.statusCode = 200;
       setHeaders(res, headers);
-      res.setHeader("content-type", this.contentType(settings as CallSettings));
+      res.setHeader("content-type", streamContentType(type.json));
       const frame = endStream(trailers, error);
       res.setHeader("content-length", String(frame.length));
       res.end(frame);

@@ -5,12 +5,14 @@
  * `application/grpc-web-text` (base64 bodies) is not served: 415.
  */
 import type { ConnectError } from "@connectrpc/connect";
+import { ENVELOPE_HEADER_BYTES, encodeEnvelope, writeEnvelope } from "../wire/body";
 import { type NodeResponse, sendHead } from "../wire/http";
 import { errorMetadata, grpcStatusTrailers } from "../wire/rpc-errors";
-import { COMPRESSED_FLAG, type RpcAdapter } from "./adapter";
-import { grpcClientTimeoutMs, grpcSettings } from "./grpc";
+import { COMPRESSED_FLAG } from "./envelopes";
+import type { RpcAdapter } from "./face";
+import { GRPC_DIALECT } from "./grpc";
+import { clientTimeoutMs, readSettings } from "./settings";
 
-const CONTENT_TYPE = /^application\/grpc-web(?:\+(?:(json)(?:; ?charset=utf-?8)?|proto))?$/i;
 const TRAILER_FLAG = 0x80;
 const RESERVED: ReadonlySet<string> = new Set([
   "content-type",
@@ -20,8 +22,8 @@ const RESERVED: ReadonlySet<string> = new Set([
   "grpc-encoding",
 ]);
 
-/** The trailer envelope: the response trailers and the status, as `name: value\r\n` lines. */
-function trailerFrame(trailers: Headers, error: ConnectError | null): Buffer {
+/** The trailer envelope's message: the response trailers and the status, as `name: value\r\n` lines. */
+function trailerLines(trailers: Headers, error: ConnectError | null): Buffer {
   const lines: string[] = [];
   trailers.forEach((value, name) => {
     lines.push(`${name}: ${value}\r\n`);
@@ -31,12 +33,7 @@ function trailerFrame(trailers: Headers, error: ConnectError | null): Buffer {
   for (const [name, value] of Object.entries(grpcStatusTrailers(error))) {
     lines.push(`${name}: ${value}\r\n`);
   }
-  const data = Buffer.from(lines.join(""), "utf8");
-  const frame = Buffer.allocUnsafe(5 + data.length);
-  frame[0] = TRAILER_FLAG;
-  frame.writeUInt32BE(data.length, 1);
-  data.copy(frame, 5);
-  return frame;
+  return Buffer.from(lines.join(""), "utf8");
 }
 
 function head(res: NodeResponse, headers: Headers, contentType: string, coding?: string) {
@@ -50,41 +47,34 @@ function head(res: NodeResponse, headers: Headers, contentType: string, coding?:
 
 export const grpcWeb: RpcAdapter = {
   name: "grpc-web",
-  accepts: (req) => CONTENT_TYPE.test(req.headers["content-type"] ?? ""),
   methods: () => ["POST"],
-  clientTimeoutMs: grpcClientTimeoutMs,
+  clientTimeoutMs: (req) => clientTimeoutMs(req, GRPC_DIALECT),
   rpcSystem: "grpc",
   needsTrailers: false,
   enveloped: () => true,
-  settings(req, _route, codecs) {
-    const match = CONTENT_TYPE.exec(req.headers["content-type"] ?? "");
-    return grpcSettings(req, codecs, match?.[1] !== undefined);
-  },
+  settings: (req, type, codecs) =>
+    readSettings(req, GRPC_DIALECT, type, type.json ? codecs.json : codecs.proto),
   contentType: (settings) =>
     settings.codec.binary ? "application/grpc-web+proto" : "application/grpc-web+json",
 
   async writeAnswer(res, settings, context, payload) {
     head(res, context.responseHeader, this.contentType(settings), settings.answerCoding);
-    const message = Buffer.allocUnsafe(5 + payload.length);
-    message[0] = settings.answerCoding ? COMPRESSED_FLAG : 0;
-    message.writeUInt32BE(payload.length, 1);
-    message.set(payload, 5);
-    const trailer = trailerFrame(context.responseTrailer, null);
-    res.setHeader("content-length", String(message.length + trailer.length));
-    res.end(Buffer.concat([message, trailer]));
+    // The message and the trailers in one body, each copied once.
+    const trailer = trailerLines(context.responseTrailer, null);
+    const body = Buffer.allocUnsafe(2 * ENVELOPE_HEADER_BYTES + payload.length + trailer.length);
+    const end = writeEnvelope(body, 0, settings.answerCoding ? COMPRESSED_FLAG : 0, payload);
+    writeEnvelope(body, end, TRAILER_FLAG, trailer);
+    res.setHeader("content-length", String(body.length));
+    res.end(body);
   },
 
-  writeError(res, settings, headers, trailers, error) {
+  writeError(res, type, headers, trailers, error) {
     if (res.headersSent) {
       res.destroy();
       return;
     }
-    head(
-      res,
-      headers,
-      settings?.codec.binary === false ? "application/grpc-web+json" : "application/grpc-web+proto",
-    );
-    const frame = trailerFrame(trailers, error);
+    head(res, headers, type?.json ? "application/grpc-web+json" : "application/grpc-web+proto");
+    const frame = encodeEnvelope(TRAILER_FLAG, trailerLines(trailers, error));
     res.setHeader("content-length", String(frame.length));
     res.end(frame);
   },
@@ -95,6 +85,6 @@ export const grpcWeb: RpcAdapter = {
   },
 
   writeStreamEnd(res, _settings, context, error) {
-    res.end(trailerFrame(context.responseTrailer, error));
+    res.end(encodeEnvelope(TRAILER_FLAG, trailerLines(context.responseTrailer, error)));
   },
 };

@@ -5,19 +5,14 @@
  * `grpc-status-details-bin`), after the headers, also for an error before
  * any message.
  */
-import { Code, ConnectError, type HandlerContext } from "@connectrpc/connect";
-import { ACCEPTED_CODINGS, answerCoding, codingOf } from "../wire/compression";
-import { type NodeRequest, type NodeResponse, sendHead } from "../wire/http";
+import type { ConnectError, HandlerContext } from "@connectrpc/connect";
+import { encodeEnvelope } from "../wire/body";
+import { type NodeResponse, sendHead } from "../wire/http";
 import { errorMetadata, grpcStatusTrailers } from "../wire/rpc-errors";
-import {
-  type CallSettings,
-  COMPRESSED_FLAG,
-  type Codecs,
-  header,
-  type RpcAdapter,
-} from "./adapter";
+import { COMPRESSED_FLAG } from "./envelopes";
+import type { RpcAdapter } from "./face";
+import { clientTimeoutMs, readSettings, type SettingsDialect } from "./settings";
 
-const CONTENT_TYPE = /^application\/grpc(?:\+(?:(json)(?:; ?charset=utf-?8)?|proto))?$/i;
 const TIMEOUT = /^(\d{1,8})([HMSmun])$/;
 const UNIT_MS: Readonly<Record<string, number>> = {
   H: 3_600_000,
@@ -36,52 +31,17 @@ const RESERVED: ReadonlySet<string> = new Set([
   "grpc-encoding",
 ]);
 
-/** A gRPC timeout header in milliseconds; an error for a malformed one. */
-export function parseGrpcTimeout(value: string | null): number | undefined | ConnectError {
-  if (value === null) return undefined;
-  const match = TIMEOUT.exec(value);
-  if (!match) {
-    return new ConnectError(
-      `protocol error: invalid grpc timeout value: ${value.slice(0, 40)}`,
-      Code.InvalidArgument,
-    );
-  }
-  return Number(match[1]) * (UNIT_MS[match[2] as string] as number);
-}
-
-/** The gRPC family's client deadline, in ms: `grpc-timeout`, when well formed. */
-export function grpcClientTimeoutMs(req: NodeRequest): number | undefined {
-  const timeout = parseGrpcTimeout(header(req, "grpc-timeout"));
-  return typeof timeout === "number" ? timeout : undefined;
-}
-
-/**
- * The settings the gRPC family (gRPC, gRPC-Web) reads from its headers:
- * codec by content type, timeout, request coding, answer coding.
- */
-export function grpcSettings(req: NodeRequest, codecs: Codecs, json: boolean): CallSettings {
-  const timeout = parseGrpcTimeout(header(req, "grpc-timeout"));
-  const requested = header(req, "grpc-encoding");
-  const requestCoding = codingOf(requested);
-  const base = {
-    codec: json ? codecs.json : codecs.proto,
-    timeoutMs: typeof timeout === "number" ? timeout : undefined,
-    requestCoding: requestCoding ?? ("identity" as const),
-    answerCoding: answerCoding(requestCoding ?? "identity", header(req, "grpc-accept-encoding")),
-  };
-  if (requestCoding === undefined) {
-    return {
-      ...base,
-      refused: new ConnectError(
-        `unknown compression "${(requested ?? "").slice(0, 40)}": supported encodings are ${ACCEPTED_CODINGS}`,
-        Code.Unimplemented,
-        { "grpc-accept-encoding": ACCEPTED_CODINGS },
-      ),
-    };
-  }
-  if (timeout instanceof ConnectError) return { ...base, refused: timeout };
-  return base;
-}
+/** The gRPC family's (gRPC, gRPC-Web) settings headers. */
+export const GRPC_DIALECT: SettingsDialect = {
+  timeoutHeader: "grpc-timeout",
+  timeoutName: "grpc timeout",
+  timeoutMs(value) {
+    const match = TIMEOUT.exec(value);
+    return match ? Number(match[1]) * (UNIT_MS[match[2] as string] as number) : undefined;
+  },
+  codingHeader: "grpc-encoding",
+  acceptHeader: "grpc-accept-encoding",
+};
 
 function setHeaders(res: NodeResponse, headers: Headers, except?: ReadonlySet<string>): void {
   headers.forEach((value, name) => {
@@ -111,18 +71,13 @@ function endWithTrailers(res: NodeResponse, trailers: Record<string, string>, fr
 
 export const grpc: RpcAdapter = {
   name: "grpc",
-  accepts: (req) => CONTENT_TYPE.test(req.headers["content-type"] ?? ""),
   methods: () => ["POST"],
-  clientTimeoutMs: grpcClientTimeoutMs,
+  clientTimeoutMs: (req) => clientTimeoutMs(req, GRPC_DIALECT),
   rpcSystem: "grpc",
   needsTrailers: true,
   enveloped: () => true,
-  settings: (req, _route, codecs) =>
-    grpcSettings(
-      req,
-      codecs,
-      CONTENT_TYPE.exec(req.headers["content-type"] ?? "")?.[1] !== undefined,
-    ),
+  settings: (req, type, codecs) =>
+    readSettings(req, GRPC_DIALECT, type, type.json ? codecs.json : codecs.proto),
   contentType: (settings) =>
     settings.codec.binary ? "application/grpc+proto" : "application/grpc+json",
 
@@ -130,14 +85,11 @@ export const grpc: RpcAdapter = {
     res.statusCode = 200;
     setHeaders(res, context.responseHeader);
     if (settings.answerCoding) res.setHeader("grpc-encoding", settings.answerCoding);
-    const frame = Buffer.allocUnsafe(5 + payload.length);
-    frame[0] = settings.answerCoding ? COMPRESSED_FLAG : 0;
-    frame.writeUInt32BE(payload.length, 1);
-    frame.set(payload, 5);
+    const frame = encodeEnvelope(settings.answerCoding ? COMPRESSED_FLAG : 0, payload);
     endWithTrailers(res, trailersOf(context, null), frame);
   },
 
-  writeError(res, settings, headers, trailers, error) {
+  writeError(res, type, headers, trailers, error) {
     if (res.headersSent) {
       res.destroy();
       return;
@@ -147,10 +99,7 @@ export const grpc: RpcAdapter = {
     // handler set before it failed.
     res.statusCode = 200;
     setHeaders(res, headers, RESERVED);
-    res.setHeader(
-      "content-type",
-      settings?.codec.binary === false ? "application/grpc+json" : "application/grpc+proto",
-    );
+    res.setHeader("content-type", type?.json ? "application/grpc+json" : "application/grpc+proto");
     endWithTrailers(res, trailersOf({ responseTrailer: trailers }, error));
   },
 

@@ -1,7 +1,8 @@
 /**
  * The one reader of request bodies, with the size limit: every protocol's
  * adapter reads its body here, whole (unary calls, legacy paths) or message
- * by message (streams, `readEnvelopes`).
+ * by message (streams, `readEnvelopes`); and the one writer of envelopes
+ * (`writeEnvelope`).
  */
 import { Code, ConnectError } from "@connectrpc/connect";
 import { invalidArgument, unsupportedMediaType } from "../domain/errors";
@@ -161,12 +162,28 @@ export async function* readEnvelopes(
   }
 }
 
-/** One envelope: flags, a 4-byte big-endian length, the message. */
+/**
+ * Writes one envelope — flags, a 4-byte big-endian length, the message — into
+ * `target` at `offset`, and says where it ends: the one writer of the frame
+ * (gRPC, gRPC-Web, Connect streams). Two envelopes may share one buffer
+ * (gRPC-Web's message and its trailers); the message is copied once.
+ */
+export function writeEnvelope(
+  target: Buffer,
+  offset: number,
+  flags: number,
+  data: Uint8Array,
+): number {
+  target[offset] = flags;
+  target.writeUInt32BE(data.length, offset + 1);
+  target.set(data, offset + ENVELOPE_HEADER_BYTES);
+  return offset + ENVELOPE_HEADER_BYTES + data.length;
+}
+
+/** One envelope in a buffer of its own. */
 export function encodeEnvelope(flags: number, data: Uint8Array): Buffer {
   const frame = Buffer.allocUnsafe(ENVELOPE_HEADER_BYTES + data.length);
-  frame[0] = flags;
-  frame.writeUInt32BE(data.length, 1);
-  frame.set(data, ENVELOPE_HEADER_BYTES);
+  writeEnvelope(frame, 0, flags, data);
   return frame;
 }
 

@@ -2,7 +2,7 @@
  * The server under test of the Connect conformance suite (connectconformance
  * --mode server, run by test/conformance/run.sh): ConformanceService served
  * through the service's own front door — the listener (HTTP/1.1 and h2c on
- * one port), the route table, the classifier, the protocol adapters and the
+ * one port), the route table, negotiation, the protocol adapters and the
  * interceptor chain of createHttpServer. Only what is served differs: this
  * service instead of ours, public (no credentials), its JSON registry, and
  * the size limit the runner asks for.

@@ -43,8 +43,8 @@ vi.mock("../../src/http/docs", async (importOriginal) => {
     },
   };
 });
-vi.mock("../../src/protocols/adapter", async (importOriginal) => {
-  const original = await importOriginal<typeof import("../../src/protocols/adapter")>();
+vi.mock("../../src/protocols/serve", async (importOriginal) => {
+  const original = await importOriginal<typeof import("../../src/protocols/serve")>();
   return {
     ...original,
     serveRpc: async (...args: Parameters<typeof original.serveRpc>) => {
