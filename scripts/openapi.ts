@@ -1,18 +1,13 @@
 /** `npm run openapi -- [file]`: writes the OpenAPI document the server serves at /openapi.json (default: openapi.json). */
 import { writeFile } from "node:fs/promises";
-import { protoComments } from "../gen/proto-comments";
-import { legacyRoutesOf } from "../src/legacy/http-rules";
-import { buildOpenApi } from "../src/legacy/openapi";
+import { serviceOpenApi } from "../src/http/openapi";
+import { createServiceTranscoder } from "../src/http/transcoding";
 import { servedMethods } from "../src/rpc/pipeline";
-import { SERVICE_VERSION } from "../src/version";
 import { commandLine } from "./cli";
 
+/** The document the service serves, from the same bindings (src/http/server.ts). */
 export function openApiDocument(serverUrl = "http://127.0.0.1:8080"): object {
-  return buildOpenApi(legacyRoutesOf(servedMethods()), {
-    version: SERVICE_VERSION,
-    comments: protoComments,
-    serverUrl,
-  });
+  return serviceOpenApi(createServiceTranscoder(servedMethods()).bindings, serverUrl);
 }
 
 const USAGE = `usage: npm run openapi -- [file] [--server-url URL]

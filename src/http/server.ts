@@ -9,28 +9,21 @@
  * src/http/front.ts. Building it does not listen; that is main.ts's job.
  */
 import type { AddressInfo } from "node:net";
-import { getOption, hasOption, type Registry } from "@bufbuild/protobuf";
+import type { Registry } from "@bufbuild/protobuf";
 import type { ConnectError, ConnectRouter } from "@connectrpc/connect";
-import { http } from "../../gen/google/api/annotations_pb";
-import { protoComments } from "../../gen/proto-comments";
 import { type AdmissionConfig, DEFAULT_ADMISSION } from "../admission/admission";
 import { SHUTDOWN } from "../call/context";
 import type { MethodRoute } from "../call/route";
 import type { ConnectionLimits, Timeouts } from "../config";
 import type { Deps } from "../deps";
-import { buildOpenApi } from "../legacy/openapi";
-import { createLegacyProfile, isLegacy, LEGACY_PROFILE_NAME } from "../legacy/profile";
+import { LEGACY_PROFILE_NAME } from "../legacy/profile";
 import { createObserver, type Observer, UNKNOWN_RPC_METHOD } from "../observability/observer";
 import { createCodecs } from "../protocols/codecs";
 import { type Negotiation, negotiate, writeRefusal } from "../protocols/negotiate";
 import { type ServeOptions, serveRpc } from "../protocols/serve";
 import { createPipeline, type Pipeline, PUBLIC_SERVICES } from "../rpc/pipeline";
-import { createJsonProfile } from "../transcoder/json-profile";
-import { type OpenApiPaths, openApiPaths } from "../transcoder/openapi";
-import { createTranscoder, type Transcoder, type TranscoderMatch } from "../transcoder/transcoder";
-import { SERVICE_VERSION } from "../version";
+import type { Transcoder, TranscoderMatch } from "../transcoder/transcoder";
 import { MAX_REQUEST_BYTES } from "../wire/body";
-import { CODES } from "../wire/errors";
 import type { NodeRequest, NodeResponse } from "../wire/http";
 import { type PreparedError, sendPrepared } from "../wire/plain";
 import { createAdmissionGate, type GatedRoute } from "./admission";
@@ -39,7 +32,8 @@ import { createDocsRoutes, type DemoCredential } from "./docs";
 import { beginRequest, type FrontRequest, guarded, MAX_SHOWN_PATH } from "./front";
 import { createHealthEndpoints, HEALTH_PATHS } from "./health";
 import { createListener, type ListenerTls } from "./listener";
-import { exchangeOf, pipelineInvoker } from "./transcoding";
+import { serviceOpenApi } from "./openapi";
+import { createServiceTranscoder, exchangeOf, pipelineInvoker } from "./transcoding";
 
 export interface HttpServer {
   listen(port: number, host: string): Promise<AddressInfo>;
@@ -107,44 +101,20 @@ export function createHttpServer(
     shutdownSignal: shutdown.signal,
     maxRequestBytes: options.maxRequestBytes ?? MAX_REQUEST_BYTES,
   };
-  const jsonProfile = createJsonProfile({
-    registry: options.jsonRegistry,
-    statusOf: (error) => CODES[error.code].connectStatus,
-  });
-  const methods = [...pipeline.routes.values()].map((r) => r.method);
-  const legacyProfile = createLegacyProfile(methods);
   // Every rule of every method served: the legacy paths and the standard bindings, one table.
-  const transcoder = createTranscoder(methods, {
-    ruleOf: (method) => (hasOption(method, http) ? getOption(method, http) : undefined),
-    profileOf: (method) => (isLegacy(method) ? legacyProfile : jsonProfile),
-    // Google's Go REST client sends a "/" inside a one-segment variable raw (docs/transcoding.md).
-    slashInSingleSegmentVariables: true,
-  });
+  const transcoder = createServiceTranscoder(
+    [...pipeline.routes.values()].map((r) => r.method),
+    options.jsonRegistry,
+  );
   const cors = createCorsPolicy(options.corsAllowedOrigins);
   const observer = options.observer ?? createObserver(undefined, undefined);
   const health = createHealthEndpoints(deps.healthy);
   observer.watchReadiness(health.ready);
-  // /openapi.json from the transcoder's bindings: the legacy paths as the legacy
-  // profile serves them, the standard bindings as the JSON profile does.
-  const legacyRoutes = transcoder.bindings
-    .filter((b) => b.profile === legacyProfile)
-    .map((b) => legacyProfile.routeOf(b.method));
-  const standard = openApiPaths(
-    transcoder.bindings.filter((b) => b.profile !== legacyProfile),
-    (name) => protoComments[name],
-  );
-  const docs = createDocsRoutes(
-    (serverUrl) =>
-      withPaths(
-        buildOpenApi(legacyRoutes, {
-          version: SERVICE_VERSION,
-          comments: protoComments,
-          serverUrl,
-        }),
-        standard,
-      ),
-    { publicUrl: options.publicUrl, demo: options.demoCredentials },
-  );
+  // /openapi.json from the transcoder's bindings, each as its profile serves it.
+  const docs = createDocsRoutes((serverUrl) => serviceOpenApi(transcoder.bindings, serverUrl), {
+    publicUrl: options.publicUrl,
+    demo: options.demoCredentials,
+  });
 
   const gate = createAdmissionGate(
     options.admission ?? DEFAULT_ADMISSION,
@@ -332,23 +302,6 @@ function transcodedRoute(
         protocolName: legacy ? "legacy" : "http",
         url: legacy ? binding.template.source : front.path,
       });
-    },
-  };
-}
-
-/** The document with the standard bindings' paths and schemas added (none: unchanged). */
-function withPaths(
-  document: Record<string, unknown>,
-  added: OpenApiPaths,
-): Record<string, unknown> {
-  if (Object.keys(added.paths).length === 0) return document;
-  const components = (document.components ?? {}) as Record<string, unknown>;
-  return {
-    ...document,
-    paths: { ...(document.paths as Record<string, unknown>), ...added.paths },
-    components: {
-      ...components,
-      schemas: { ...(components.schemas as Record<string, unknown>), ...added.schemas },
     },
   };
 }

@@ -1,13 +1,17 @@
 /**
- * The transcoder (src/transcoder) on our front door: a Node request as its
+ * The transcoder (src/transcoder) on our front door: the service's one
+ * transcoder (every rule of every method served, each by its profile, the
+ * JSON profile's statuses from the error table), a Node request as its
  * Exchange (the body read by wire/body.ts with the size limit and
  * Content-Encoding, answers compressed by Accept-Encoding), and the pipeline
  * as its Invoker (callUnary, callStream: the interceptors every protocol
  * runs).
  */
-import type { DescMethod } from "@bufbuild/protobuf";
+import { type DescMethod, getOption, hasOption, type Registry } from "@bufbuild/protobuf";
+import { http } from "../../gen/google/api/annotations_pb";
 import { callStream } from "../call/stream";
 import { callUnary } from "../call/unary";
+import { createLegacyProfile, isLegacy } from "../legacy/profile";
 import type { FrontCall } from "../protocols/face";
 import type { Pipeline } from "../rpc/pipeline";
 import {
@@ -16,13 +20,37 @@ import {
   type Invoker,
   type StreamWriter,
 } from "../transcoder/exchange";
-import type { Profile } from "../transcoder/json-profile";
+import { createJsonProfile } from "../transcoder/json-profile";
+import type { Profile } from "../transcoder/profile";
 import type { Binding } from "../transcoder/rules";
-import { httpBindingKey } from "../transcoder/transcoder";
+import { createTranscoder, httpBindingKey, type Transcoder } from "../transcoder/transcoder";
 import { readDecodedBody } from "../wire/body";
 import { COMPRESS_MIN_BYTES, compress, negotiateCoding } from "../wire/compression";
+import { CODES } from "../wire/errors";
 import { type NodeRequest, type NodeResponse, requestHeaders, writeChunk } from "../wire/http";
 import { addVary } from "../wire/plain";
+
+/**
+ * Every rule of `methods`, one table: the legacy paths by the legacy profile,
+ * the standard bindings by the JSON profile, which answers an error with the
+ * error table's status (the Connect column, google/rpc/code.proto's too).
+ */
+export function createServiceTranscoder(
+  methods: readonly DescMethod[],
+  jsonRegistry?: Registry,
+): Transcoder {
+  const jsonProfile = createJsonProfile({
+    registry: jsonRegistry,
+    statusOf: (error) => CODES[error.code].connectStatus,
+  });
+  const legacyProfile = createLegacyProfile(methods);
+  return createTranscoder(methods, {
+    ruleOf: (method) => (hasOption(method, http) ? getOption(method, http) : undefined),
+    profileOf: (method) => (isLegacy(method) ? legacyProfile : jsonProfile),
+    // Google's Go REST client sends a "/" inside a one-segment variable raw (docs/transcoding.md).
+    slashInSingleSegmentVariables: true,
+  });
+}
 
 /** What a transcoded call carries to the pipeline. */
 export interface TranscodedCall {

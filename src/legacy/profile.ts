@@ -6,7 +6,8 @@
  * the legacy SDKs expect: query and body by decode.ts (an empty value means
  * absent, unknown parameters are ignored, PascalCase JSON with string
  * booleans, binary protobuf without a Content-Type), answers as legacy
- * protobuf or JSON, errors as text or problem+json with X-Service-ErrorCode.
+ * protobuf or JSON, errors as text or problem+json with X-Service-ErrorCode;
+ * described in the OpenAPI document by its style (openapi.ts).
  */
 import {
   type DescMessage,
@@ -17,7 +18,7 @@ import {
 } from "@bufbuild/protobuf";
 import { HttpProfile, http_profile } from "../../gen/docflow/legacy/options_pb";
 import type { Exchange } from "../transcoder/exchange";
-import type { Profile } from "../transcoder/json-profile";
+import type { Profile } from "../transcoder/profile";
 import { RuleError } from "../transcoder/rules";
 import {
   answerHeadersOf,
@@ -29,6 +30,7 @@ import { errorForm, wantsJson } from "../wire/plain";
 import { decodeRequest } from "./decode";
 import { type LegacyRoute, legacyRoutesOf } from "./http-rules";
 import { messageToLegacyJson } from "./legacy-json";
+import { LEGACY_OPENAPI } from "./openapi";
 
 const PROTOBUF_CONTENT_TYPE = "application/x-protobuf";
 const JSON_CONTENT_TYPE = "application/json; charset=utf-8";
@@ -39,13 +41,8 @@ export const LEGACY_PROFILE_NAME = "legacy";
 export const isLegacy = (method: DescMethod): boolean =>
   getOption(method, http_profile) === HttpProfile.LEGACY;
 
-export interface LegacyProfile extends Profile {
-  /** The legacy route of a method of this profile (for the OpenAPI document). */
-  routeOf(method: DescMethod): LegacyRoute;
-}
-
 /** The profile of the legacy methods among `methods`; their rules are checked here (http-rules.ts). */
-export function createLegacyProfile(methods: Iterable<DescMethod>): LegacyProfile {
+export function createLegacyProfile(methods: Iterable<DescMethod>): Profile {
   const routes = legacyRoutesOf([...methods].filter(isLegacy));
   const byMethod = new Map(routes.map((r) => [r.method as DescMethod, r]));
   const routeOf = (method: DescMethod): LegacyRoute => {
@@ -57,7 +54,7 @@ export function createLegacyProfile(methods: Iterable<DescMethod>): LegacyProfil
     name: LEGACY_PROFILE_NAME,
     caseInsensitivePaths: true,
     exactTrailingSlash: true,
-    routeOf,
+    openApi: LEGACY_OPENAPI,
     check(binding) {
       routeOf(binding.method);
     },

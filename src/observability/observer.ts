@@ -7,10 +7,11 @@
  */
 
 import { Code } from "@connectrpc/connect";
+import { codeToString } from "@connectrpc/connect/protocol-connect";
 import type { AdmissionObserver } from "../admission/admission";
 import type { LogFields } from "../log";
 import type { CallOutcome } from "../rpc/outcome";
-import { codeName, grpcStatusName } from "../wire/errors";
+import { googleCodeName } from "../transcoder/status";
 import type { NodeRequest, NodeResponse } from "../wire/http";
 import {
   type AdmissionState,
@@ -49,8 +50,8 @@ export const SERVER_ERROR_CODES: ReadonlySet<Code> = new Set([
  * `INVALID_ARGUMENT`, …; Connect: the Connect code on errors, nothing on success.
  */
 export function statusCodeOf(system: RpcSystem, code: Code | null): string | undefined {
-  if (system === "connectrpc") return code === null ? undefined : codeName(code);
-  return grpcStatusName(code);
+  if (system === "connectrpc") return code === null ? undefined : codeToString(code);
+  return code === null ? "OK" : googleCodeName(code);
 }
 
 /** What a finished request was, for the tracer. */

@@ -25,49 +25,20 @@ import {
 import { reflect } from "@bufbuild/protobuf/reflect";
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { Exchange } from "./exchange";
+import type { Profile } from "./profile";
 import { applyQuery, QueryError, setText, splitQuery } from "./query";
 import type { BoundVariable } from "./route-table";
 import type { Binding } from "./rules";
-import { HTTP_STATUS_OF_CODE, statusJson } from "./status";
-
-/** How one binding's requests are read and answered. */
-export interface Profile {
-  readonly name: string;
-  /** Literal path segments match whatever their case. */
-  readonly caseInsensitivePaths: boolean;
-  /** A path with a trailing "/" does not match (google.api.http ignores one). */
-  readonly exactTrailingSlash?: boolean;
-  /** Refuses, at start-up, a binding this profile cannot serve (throws with the reason). */
-  check?(binding: Binding<Profile>): void;
-  /** The request message; throws a ConnectError (the call still runs its interceptors, then fails with it). */
-  decode(
-    binding: Binding<Profile>,
-    variables: readonly BoundVariable[],
-    query: string,
-    exchange: Exchange,
-  ): Promise<Message>;
-  answer(
-    binding: Binding<Profile>,
-    exchange: Exchange,
-    output: Message,
-    query: string,
-  ): Promise<void>;
-  answerStream(
-    binding: Binding<Profile>,
-    exchange: Exchange,
-    outputs: AsyncIterable<Message>,
-    query: string,
-  ): Promise<void>;
-  fail(exchange: Exchange, error: ConnectError): Promise<void>;
-  /** The path is bound, not with this HTTP method: the methods it is bound with, and a template that matched it. */
-  methodNotAllowed(exchange: Exchange, allowed: readonly string[], template: string): Promise<void>;
-}
+import { statusJson } from "./status";
 
 export interface JsonProfileOptions {
   /** Resolves google.protobuf.Any and error details in JSON. */
   readonly registry?: Registry;
-  /** The HTTP status of an error (default: google/rpc/code.proto's mapping). */
-  readonly statusOf?: (error: ConnectError) => number;
+  /**
+   * The HTTP status of an error: the host's error table (this service's is
+   * src/wire/errors.ts), so that one table says every status it answers.
+   */
+  readonly statusOf: (error: ConnectError) => number;
 }
 
 const JSON_TYPE = "application/json; charset=utf-8";
@@ -76,9 +47,8 @@ const SSE_TYPE = "text/event-stream";
 const SYSTEM_PARAMETERS: ReadonlySet<string> = new Set(["$alt", "alt"]);
 const JSON_MEDIA = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
-export function createJsonProfile(options: JsonProfileOptions = {}): Profile {
-  const { registry } = options;
-  const statusOf = options.statusOf ?? ((e: ConnectError) => HTTP_STATUS_OF_CODE[e.code] ?? 500);
+export function createJsonProfile(options: JsonProfileOptions): Profile {
+  const { registry, statusOf } = options;
   const writeOptions = (query: string) => ({ registry, enumAsInteger: enumsAsNumbers(query) });
   const encode = (
     binding: Binding<Profile>,

@@ -1,7 +1,10 @@
 /**
- * OpenAPI 3.1 for the bindings the JSON profile serves, from the same
- * compiled bindings the route table holds: what is described is what is
- * served.
+ * OpenAPI 3.1 for every binding the transcoder serves, from the same compiled
+ * bindings the route table holds: what is described is what is served. One
+ * builder, one type mapping (openapi-schema.ts); each binding is described
+ * as its profile serves it: the JSON profile's as google/api/http.proto says
+ * (below), another profile's through the style it brings (`Profile.openApi`:
+ * its JSON's names and shapes, body media types, error answers).
  * - A path template becomes an OpenAPI path: a single-segment variable is a
  *   path parameter named by its field path (`{book.name}`); a variable with a
  *   sub-pattern is written out, each of its `*` a parameter of its own
@@ -15,37 +18,72 @@
  *   google.api.HttpBody as any content type; server streams as NDJSON or SSE.
  * - Errors: google.rpc.Status in Google's JSON (status.ts).
  */
-import { type DescField, type DescMessage, ScalarType } from "@bufbuild/protobuf";
-import type { Profile } from "./json-profile";
+import type { DescField, DescMessage } from "@bufbuild/protobuf";
+import {
+  type Components,
+  collectMessages,
+  createComponents,
+  type Direction,
+  fieldSchema,
+  type Json,
+  type StyleUse,
+  valueSchema,
+  WELL_KNOWN,
+} from "./openapi-schema";
+import type { OpenApiStyle, Profile } from "./profile";
 import { type Binding, HTTP_BODY } from "./rules";
 import type { Segment } from "./template";
 
-type Json = Record<string, unknown>;
+export type { Direction, Json } from "./openapi-schema";
 
 /** How deep query parameters follow nested messages. */
 const QUERY_DEPTH = 3;
 
-export interface OpenApiPaths {
-  readonly paths: Record<string, Record<string, Json>>;
-  readonly schemas: Record<string, Json>;
+export interface OpenApiOptions {
+  /** The document's `info` (title, version, description). */
+  readonly info: Json;
+  /** The server's absolute URL (generators need one). */
+  readonly serverUrl: string;
+  /** A proto element's leading comment, by full name. */
+  readonly describe?: (name: string) => string | undefined;
+  /** The security requirements of every operation, and their schemes: the host's authentication. */
+  readonly security?: readonly Json[];
+  readonly securitySchemes?: Readonly<Record<string, Json>>;
 }
 
-/** The paths and schemas of `bindings`; `describe` gives a proto element's comment by full name. */
-export function openApiPaths(
-  bindings: readonly Binding<Profile>[],
-  describe: (name: string) => string | undefined = () => undefined,
-): OpenApiPaths {
-  const schemas: Record<string, Json> = { "google.rpc.Status": STATUS_SCHEMA };
-  const ref = (message: DescMessage): Json => {
-    addMessage(message, schemas, describe);
-    return { $ref: `#/components/schemas/${message.typeName}` };
-  };
+/** A style as this document uses it: the messages of its answers, gathered first. */
+interface Use extends StyleUse {
+  readonly style: OpenApiStyle;
+  readonly outputs: Set<string>;
+}
+
+/** The JSON profile's style: proto3 JSON by JSON names, application/json, google.rpc.Status errors. */
+const PROTO_JSON: OpenApiStyle = {
+  components: { schemas: { "google.rpc.Status": statusSchema() } },
+};
+
+/** The document of `bindings`, each described as its profile serves it. */
+export function buildOpenApi(bindings: readonly Binding<Profile>[], options: OpenApiOptions): Json {
+  const describe = options.describe ?? (() => undefined);
+  const components = createComponents(describe);
+  const headers: Record<string, Json> = {};
+  const uses = new Map<OpenApiStyle, Use>();
+  for (const binding of bindings) {
+    const style = binding.profile.openApi ?? PROTO_JSON;
+    let use = uses.get(style);
+    if (!use) {
+      use = { name: binding.profile.name, style, outputs: new Set<string>() };
+      uses.set(style, use);
+      Object.assign(components.schemas, style.components?.schemas);
+      Object.assign(headers, style.components?.headers);
+    }
+    collectMessages(binding.method.output, use.outputs);
+  }
   const paths: Record<string, Record<string, Json>> = {};
   // OpenAPI holds paths that differ only in their parameters' names to be one
   // path: a later binding takes the names the first one gave (by position).
   const byShape = new Map<string, { path: string; names: string[] }>();
   for (const binding of bindings) {
-    const { method } = binding;
     let { path, parameters } = pathOf(binding);
     const names = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
     const shape = path.replace(/\{[^}]+\}/g, "{}");
@@ -56,36 +94,86 @@ export function openApiPaths(
       path = first.path;
       parameters = parameters.map((p) => ({ ...p, name: rename.get(p.name as string) ?? p.name }));
     }
-    const rpc = `${method.parent.typeName}.${method.name}`;
-    const query =
-      binding.body === "*" ? [] : queryParameters(method.input, binding.bound, "", "", 0, describe);
-    const operation: Json = {
-      operationId: binding.index === 0 ? method.name : `${method.name}${binding.index + 1}`,
-      summary: firstSentence(describe(rpc)) ?? method.name,
-      ...(describe(rpc) ? { description: describe(rpc) } : {}),
-      tags: [method.parent.name],
-      "x-rpc": `/${method.parent.typeName}/${method.name}`,
-      parameters: [...parameters, ...query],
-      responses: {
-        "200": answerOf(binding, ref),
-        default: {
-          description: "An error, as google.rpc.Status in Google's JSON.",
-          content: {
-            "application/json": { schema: { $ref: "#/components/schemas/google.rpc.Status" } },
-          },
-        },
-      },
-    };
-    const body = requestBodyOf(binding, ref);
-    if (body) operation.requestBody = body;
+    const use = uses.get(binding.profile.openApi ?? PROTO_JSON) as Use;
     const item = paths[path] ?? {};
     const verb = binding.httpMethod.toLowerCase();
+    const operation = operationOf(binding, parameters, use, components, describe);
     if (STANDARD_VERBS.has(verb)) item[verb] = operation;
     else item[`x-${verb}`] = operation; // OpenAPI has no field for a custom method
     paths[path] = item;
   }
-  return { paths, schemas };
+  return {
+    openapi: "3.1.0",
+    info: options.info,
+    servers: [{ url: options.serverUrl }],
+    ...(options.security ? { security: options.security } : {}),
+    paths,
+    components: {
+      schemas: components.schemas,
+      ...(options.securitySchemes ? { securitySchemes: options.securitySchemes } : {}),
+      ...(Object.keys(headers).length > 0 ? { headers } : {}),
+    },
+  };
 }
+
+function operationOf(
+  binding: Binding<Profile>,
+  pathParameters: readonly Json[],
+  use: Use,
+  components: Components,
+  describe: (name: string) => string | undefined,
+): Json {
+  const { method } = binding;
+  const { style } = use;
+  const ref = (direction: Direction) => (m: DescMessage) => components.ref(m, use, direction);
+  const rpc = `${method.parent.typeName}.${method.name}`;
+  const query = style.queryFields
+    ? style.queryFields(binding).map((field) => {
+        const schema = fieldSchema(field, ref("input"));
+        const comment = describe(`${field.parent.typeName}.${field.name}`);
+        return (
+          style.queryParameter?.(field, schema, comment) ??
+          queryParameter(field.jsonName, schema, comment)
+        );
+      })
+    : binding.body === "*"
+      ? []
+      : queryParameters(method.input, binding.bound, "", "", 0, describe);
+  const operation: Json = {
+    operationId: binding.index === 0 ? method.name : `${method.name}${binding.index + 1}`,
+    summary: summaryOf(describe(rpc)) ?? method.name,
+    ...(describe(rpc) ? { description: describe(rpc) } : {}),
+    tags: [method.parent.name],
+    "x-rpc": `/${method.parent.typeName}/${method.name}`,
+    parameters: [...pathParameters, ...query],
+  };
+  const answerJson = () =>
+    binding.responseField
+      ? fieldSchema(binding.responseField, ref("output"))
+      : components.ref(method.output, use, "output");
+  operation.responses = {
+    "200": style.answer ? style.answer(binding, answerJson) : answerOf(binding, answerJson),
+    ...(style.errors ? style.errors(binding) : { default: STATUS_ANSWER }),
+  };
+  if (binding.body !== "") {
+    const bodyJson = () =>
+      binding.bodyField
+        ? fieldSchema(binding.bodyField, ref("input"))
+        : components.ref(method.input, use, "input");
+    const body = style.requestBody
+      ? style.requestBody(binding, bodyJson)
+      : requestBodyOf(binding, bodyJson);
+    if (body) operation.requestBody = body;
+  }
+  return operation;
+}
+
+const STATUS_ANSWER: Json = {
+  description: "An error, as google.rpc.Status in Google's JSON.",
+  content: {
+    "application/json": { schema: { $ref: "#/components/schemas/google.rpc.Status" } },
+  },
+};
 
 const STANDARD_VERBS = new Set([
   "get",
@@ -98,10 +186,12 @@ const STANDARD_VERBS = new Set([
   "trace",
 ]);
 
-function firstSentence(text: string | undefined): string | undefined {
+/** The first sentence of a proto comment, on one line. */
+function summaryOf(comment: string | undefined): string | undefined {
+  const text = comment?.replace(/\s+/g, " ").trim();
   if (!text) return undefined;
-  const end = text.search(/\.(\s|$)/);
-  return (end < 0 ? text : text.slice(0, end + 1)).replace(/\s+/g, " ").trim();
+  const end = text.search(/\.(?:\s|$)/);
+  return end < 0 ? text : text.slice(0, end + 1);
 }
 
 /** The OpenAPI path of a template, and its path parameters. */
@@ -115,7 +205,7 @@ function pathOf(binding: Binding<Profile>): { path: string; parameters: Json[] }
       in: "path",
       required: true,
       description,
-      schema: field ? scalarOrEnum(field) : { type: "string" },
+      schema: field ? valueSchema(field) : { type: "string" },
     });
   const literal = (s: Segment) => (s.kind === "literal" ? s.text : undefined);
   let at = 0;
@@ -161,6 +251,22 @@ function pathOf(binding: Binding<Profile>): { path: string; parameters: Json[] }
   return { path: `/${parts.join("/")}${verb}`, parameters };
 }
 
+function queryParameter(
+  name: string,
+  schema: Json,
+  description: string | undefined,
+  explode = false,
+): Json {
+  return {
+    name,
+    in: "query",
+    ...(description ? { description } : {}),
+    schema,
+    ...(explode ? { style: "form", explode: true } : {}),
+  };
+}
+
+/** Every field the path and the body leave, by JSON field path; nested messages flattened. */
 function queryParameters(
   message: DescMessage,
   bound: ReadonlySet<string>,
@@ -175,20 +281,20 @@ function queryParameters(
     if (bound.has(protoPath)) continue;
     const name = jsonPrefix === "" ? field.jsonName : `${jsonPrefix}.${field.jsonName}`;
     const description = describe(`${message.typeName}.${field.name}`);
-    const param = (schema: Json, explode = false) =>
-      out.push({
-        name,
-        in: "query",
-        ...(description ? { description } : {}),
-        schema,
-        ...(explode ? { style: "form", explode: true } : {}),
-      });
-    if (field.fieldKind === "scalar" || field.fieldKind === "enum") param(scalarOrEnum(field));
-    else if (field.fieldKind === "list" && field.listKind !== "message") {
-      param({ type: "array", items: itemSchema(field) }, true);
+    if (field.fieldKind === "scalar" || field.fieldKind === "enum") {
+      out.push(queryParameter(name, valueSchema(field), description));
+    } else if (field.fieldKind === "list" && field.listKind !== "message") {
+      out.push(
+        queryParameter(
+          name,
+          fieldSchema(field, () => ({})),
+          description,
+          true,
+        ),
+      );
     } else if (field.fieldKind === "message") {
       const wkt = WELL_KNOWN[field.message.typeName];
-      if (wkt) param(wkt);
+      if (wkt) out.push(queryParameter(name, wkt, description));
       else if (depth < QUERY_DEPTH && field.message.typeName !== HTTP_BODY) {
         out.push(...queryParameters(field.message, bound, protoPath, name, depth + 1, describe));
       }
@@ -197,8 +303,7 @@ function queryParameters(
   return out;
 }
 
-function requestBodyOf(binding: Binding<Profile>, ref: (m: DescMessage) => Json): Json | undefined {
-  if (binding.body === "") return undefined;
+function requestBodyOf(binding: Binding<Profile>, json: () => Json): Json {
   if (binding.httpBodyRequest) {
     return {
       content: {
@@ -206,8 +311,6 @@ function requestBodyOf(binding: Binding<Profile>, ref: (m: DescMessage) => Json)
       },
     };
   }
-  const field = binding.bodyField;
-  const schema = field ? fieldSchema(field, ref) : ref(binding.method.input);
   const description =
     binding.body === "*" && binding.bound.size > 0
       ? `Every field but ${[...binding.bound].join(", ")}, which the path sets.`
@@ -215,11 +318,11 @@ function requestBodyOf(binding: Binding<Profile>, ref: (m: DescMessage) => Json)
   return {
     required: false,
     ...(description ? { description } : {}),
-    content: { "application/json": { schema } },
+    content: { "application/json": { schema: json() } },
   };
 }
 
-function answerOf(binding: Binding<Profile>, ref: (m: DescMessage) => Json): Json {
+function answerOf(binding: Binding<Profile>, json: () => Json): Json {
   if (binding.httpBodyResponse) {
     return {
       description: "The response's google.api.HttpBody: its content type and bytes.",
@@ -228,9 +331,7 @@ function answerOf(binding: Binding<Profile>, ref: (m: DescMessage) => Json): Jso
       },
     };
   }
-  const schema = binding.responseField
-    ? fieldSchema(binding.responseField, ref)
-    : ref(binding.method.output);
+  const schema = json();
   if (binding.method.methodKind === "server_streaming") {
     return {
       description:
@@ -245,153 +346,29 @@ function answerOf(binding: Binding<Profile>, ref: (m: DescMessage) => Json): Jso
   return { description: "OK", content: { "application/json": { schema } } };
 }
 
-const INT64 = new Set([
-  ScalarType.INT64,
-  ScalarType.UINT64,
-  ScalarType.SINT64,
-  ScalarType.FIXED64,
-  ScalarType.SFIXED64,
-]);
-
-function scalarSchema(type: ScalarType): Json {
-  switch (type) {
-    case ScalarType.STRING:
-      return { type: "string" };
-    case ScalarType.BOOL:
-      return { type: "boolean" };
-    case ScalarType.BYTES:
-      return { type: "string", contentEncoding: "base64" };
-    case ScalarType.DOUBLE:
-    case ScalarType.FLOAT:
-      return {
-        oneOf: [{ type: "number" }, { type: "string", enum: ["NaN", "Infinity", "-Infinity"] }],
-      };
-    default:
-      return INT64.has(type)
-        ? {
-            type: "string",
-            format: type === ScalarType.UINT64 || type === ScalarType.FIXED64 ? "uint64" : "int64",
-          }
-        : {
-            type: "integer",
-            format: type === ScalarType.UINT32 || type === ScalarType.FIXED32 ? "uint32" : "int32",
-          };
-  }
-}
-
-function scalarOrEnum(field: DescField): Json {
-  if (field.fieldKind === "enum")
-    return { type: "string", enum: field.enum.values.map((v) => v.name) };
-  if (field.fieldKind === "scalar") return scalarSchema(field.scalar);
-  return { type: "string" };
-}
-
-function itemSchema(field: DescField & { fieldKind: "list" }): Json {
-  if (field.listKind === "enum")
-    return { type: "string", enum: field.enum.values.map((v) => v.name) };
-  if (field.listKind === "scalar") return scalarSchema(field.scalar);
-  return {};
-}
-
-const WELL_KNOWN: Readonly<Record<string, Json>> = {
-  "google.protobuf.Timestamp": { type: "string", format: "date-time" },
-  "google.protobuf.Duration": { type: "string", pattern: "^-?[0-9]+(\\.[0-9]{1,9})?s$" },
-  "google.protobuf.FieldMask": { type: "string", description: "Field paths, comma-separated." },
-  "google.protobuf.BoolValue": { type: "boolean" },
-  "google.protobuf.StringValue": { type: "string" },
-  "google.protobuf.BytesValue": { type: "string", contentEncoding: "base64" },
-  "google.protobuf.Int32Value": { type: "integer", format: "int32" },
-  "google.protobuf.UInt32Value": { type: "integer", format: "uint32" },
-  "google.protobuf.Int64Value": { type: "string", format: "int64" },
-  "google.protobuf.UInt64Value": { type: "string", format: "uint64" },
-  "google.protobuf.DoubleValue": { type: "number" },
-  "google.protobuf.FloatValue": { type: "number" },
-  "google.protobuf.Value": {},
-};
-
-const MESSAGE_WKT: Readonly<Record<string, Json>> = {
-  "google.protobuf.Struct": { type: "object", additionalProperties: {} },
-  "google.protobuf.ListValue": { type: "array", items: {} },
-  "google.protobuf.Empty": { type: "object" },
-  "google.protobuf.Any": {
-    type: "object",
-    properties: { "@type": { type: "string" } },
-    required: ["@type"],
-    additionalProperties: {},
-  },
-};
-
-function fieldSchema(field: DescField, ref: (m: DescMessage) => Json): Json {
-  switch (field.fieldKind) {
-    case "scalar":
-    case "enum":
-      return scalarOrEnum(field);
-    case "message":
-      return messageSchema(field.message, ref);
-    case "list":
-      return {
-        type: "array",
-        items: field.listKind === "message" ? messageSchema(field.message, ref) : itemSchema(field),
-      };
-    case "map":
-      return {
-        type: "object",
-        additionalProperties:
-          field.mapKind === "message"
-            ? messageSchema(field.message, ref)
-            : field.mapKind === "enum"
-              ? { type: "string", enum: field.enum.values.map((v) => v.name) }
-              : scalarSchema(field.scalar),
-      };
-  }
-}
-
-function messageSchema(message: DescMessage, ref: (m: DescMessage) => Json): Json {
-  return WELL_KNOWN[message.typeName] ?? MESSAGE_WKT[message.typeName] ?? ref(message);
-}
-
-function addMessage(
-  message: DescMessage,
-  schemas: Record<string, Json>,
-  describe: (name: string) => string | undefined,
-): void {
-  if (schemas[message.typeName]) return;
-  const properties: Json = {};
-  schemas[message.typeName] = { type: "object", properties };
-  const description = describe(message.typeName);
-  if (description) schemas[message.typeName] = { ...schemas[message.typeName], description };
-  const ref = (m: DescMessage) => {
-    addMessage(m, schemas, describe);
-    return { $ref: `#/components/schemas/${m.typeName}` };
-  };
-  for (const field of message.fields) {
-    const doc = describe(`${message.typeName}.${field.name}`);
-    const schema = fieldSchema(field, ref);
-    properties[field.jsonName] = doc ? { ...schema, description: doc } : schema;
-  }
-}
-
 /** google.rpc.Status as Google's HTTP APIs write it (AIP-193). */
-const STATUS_SCHEMA: Json = {
-  type: "object",
-  properties: {
-    error: {
-      type: "object",
-      properties: {
-        code: { type: "integer", description: "The HTTP status." },
-        message: { type: "string" },
-        status: { type: "string", description: "The google.rpc.Code name, e.g. NOT_FOUND." },
-        details: {
-          type: "array",
-          items: {
-            type: "object",
-            properties: { "@type": { type: "string" } },
-            additionalProperties: {},
+function statusSchema(): Json {
+  return {
+    type: "object",
+    properties: {
+      error: {
+        type: "object",
+        properties: {
+          code: { type: "integer", description: "The HTTP status." },
+          message: { type: "string" },
+          status: { type: "string", description: "The google.rpc.Code name, e.g. NOT_FOUND." },
+          details: {
+            type: "array",
+            items: {
+              type: "object",
+              properties: { "@type": { type: "string" } },
+              additionalProperties: {},
+            },
           },
         },
+        required: ["code", "message", "status"],
       },
-      required: ["code", "message", "status"],
     },
-  },
-  required: ["error"],
-};
+    required: ["error"],
+  };
+}

@@ -2,7 +2,9 @@
  * Errors as `google.rpc.Status` in JSON, the way Google's HTTP APIs write
  * them (AIP-193): `{"error": {"code": <HTTP status>, "message", "status":
  * "<CODE_NAME>", "details": [{"@type": …}, …]}}`. Google's REST clients (the
- * Go client's googleapi.CheckResponse among them) read this shape.
+ * Go client's googleapi.CheckResponse among them) read this shape. The HTTP
+ * status is the host's to say (its error table: the JSON profile's
+ * `statusOf`); this module knows no table of its own.
  */
 import {
   create,
@@ -15,30 +17,25 @@ import {
 } from "@bufbuild/protobuf";
 import { Code, type ConnectError } from "@connectrpc/connect";
 
-/** The HTTP status of each code, as google/rpc/code.proto gives it. */
-export const HTTP_STATUS_OF_CODE: Readonly<Record<Code, number>> = {
-  [Code.Canceled]: 499,
-  [Code.Unknown]: 500,
-  [Code.InvalidArgument]: 400,
-  [Code.DeadlineExceeded]: 504,
-  [Code.NotFound]: 404,
-  [Code.AlreadyExists]: 409,
-  [Code.PermissionDenied]: 403,
-  [Code.ResourceExhausted]: 429,
-  [Code.FailedPrecondition]: 400,
-  [Code.Aborted]: 409,
-  [Code.OutOfRange]: 400,
-  [Code.Unimplemented]: 501,
-  [Code.Internal]: 500,
-  [Code.Unavailable]: 503,
-  [Code.DataLoss]: 500,
-  [Code.Unauthenticated]: 401,
-};
+const GOOGLE_CODE_NAMES: ReadonlyMap<Code, string> = new Map(
+  Object.values(Code)
+    .filter((code): code is Code => typeof code === "number")
+    .map((code) => [
+      code,
+      code === Code.Canceled
+        ? "CANCELLED"
+        : Code[code].replace(/(?<=[a-z])(?=[A-Z])/g, "_").toUpperCase(),
+    ]),
+);
 
-/** `google.rpc.Code` names: `INVALID_ARGUMENT`, … (`Code` names them `InvalidArgument`). */
-export function codeName(code: Code): string {
-  if (code === Code.Canceled) return "CANCELLED";
-  return (Code[code] ?? "Unknown").replace(/(?<=[a-z])(?=[A-Z])/g, "_").toUpperCase();
+/**
+ * A code by its `google.rpc.Code` enum name: `INVALID_ARGUMENT`, `CANCELLED`
+ * (gRPC's status names are the same; `Code` names them `InvalidArgument`,
+ * `Canceled`). Connect's lower-case form is `codeToString` of
+ * `@connectrpc/connect/protocol-connect`.
+ */
+export function googleCodeName(code: Code): string {
+  return GOOGLE_CODE_NAMES.get(code) ?? "UNKNOWN";
 }
 
 /** The error as Google's JSON error body. Details are written when the registry knows their type. */
@@ -60,7 +57,7 @@ export function statusJson(
     error: {
       code: httpStatus,
       message: error.rawMessage,
-      status: codeName(error.code),
+      status: googleCodeName(error.code),
       ...(details.length > 0 && { details }),
     },
   };

@@ -11,7 +11,7 @@
 import type { DescMethod } from "@bufbuild/protobuf";
 import { createContextKey } from "@connectrpc/connect";
 import { DecodeFailure, type Exchange, type Invoker } from "./exchange";
-import type { Profile } from "./json-profile";
+import type { Profile } from "./profile";
 import { type BoundVariable, createRouteTable, type RouteTableOptions } from "./route-table";
 import { type Binding, bindingsOf, type HttpRuleLike } from "./rules";
 

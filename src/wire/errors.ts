@@ -1,12 +1,14 @@
 /**
- * The one table of error statuses (docs/api.md §4). `CODES` gives every code its
- * names on the wire (Connect's `invalid_argument`, gRPC's `INVALID_ARGUMENT`),
- * the HTTP status the Connect protocol answers it with, and the legacy HTTP
- * status; `DOMAIN_ERRORS` maps each domain error kind to a code and a legacy
- * status; `HTTP_ERRORS` gives each legacy status its X-Service-ErrorCode,
- * title and the OpenAPI document's words. Every other mapping (the protocol
- * adapters, the bridge, metrics and traces, the OpenAPI document, the front's
- * own answers) reads from here.
+ * The one table of error statuses (docs/api.md §4). `CODES` gives every code
+ * the HTTP status the Connect protocol answers it with (the transcoder's JSON
+ * profile answers the same), and the legacy HTTP status; `DOMAIN_ERRORS` maps
+ * each domain error kind to a code and a legacy status; `HTTP_ERRORS` gives
+ * each legacy status its X-Service-ErrorCode, title and the OpenAPI
+ * document's words. Every other mapping (the protocol adapters, the bridge,
+ * the transcoder, metrics and traces, the OpenAPI document, the front's own
+ * answers) reads from here. A code's names are not restated here: Connect's
+ * `invalid_argument` is connect-es's `codeToString`, the `google.rpc.Code`
+ * (and gRPC) `INVALID_ARGUMENT` is the transcoder's `googleCodeName`.
  */
 import { create } from "@bufbuild/protobuf";
 import { Code, ConnectError } from "@connectrpc/connect";
@@ -99,66 +101,36 @@ export const HTTP_ERRORS = {
 export type HttpErrorStatus = keyof typeof HTTP_ERRORS;
 
 interface CodeRow {
-  /** The Connect protocol's name (`invalid_argument`); gRPC's is the same in capitals… */
-  readonly name: string;
-  /** …but where gRPC spells it otherwise. */
-  readonly grpcName?: string;
-  /** The Connect protocol's HTTP status for an error of this code. */
+  /** The Connect protocol's HTTP status for an error of this code (and the JSON profile's). */
   readonly connectStatus: number;
   /** The legacy paths' status, for errors that carry no ErrorInfo of ours. */
   readonly legacyStatus: HttpErrorStatus;
 }
 
-/** Every code (OK aside): its names and both of its HTTP statuses. */
+/** Every code (OK aside): both of its HTTP statuses. */
 export const CODES: Readonly<Record<Code, CodeRow>> = {
-  [Code.Canceled]: {
-    name: "canceled",
-    grpcName: "CANCELLED",
-    connectStatus: 499,
-    legacyStatus: 499,
-  },
+  [Code.Canceled]: { connectStatus: 499, legacyStatus: 499 },
   // docs/api.md §4: everything unexpected is a plain 500 on the legacy paths.
-  [Code.Unknown]: { name: "unknown", connectStatus: 500, legacyStatus: 500 },
-  [Code.InvalidArgument]: { name: "invalid_argument", connectStatus: 400, legacyStatus: 400 },
+  [Code.Unknown]: { connectStatus: 500, legacyStatus: 500 },
+  [Code.InvalidArgument]: { connectStatus: 400, legacyStatus: 400 },
   // A missed deadline is the service's fault: a plain 500 on the legacy paths.
-  [Code.DeadlineExceeded]: { name: "deadline_exceeded", connectStatus: 504, legacyStatus: 500 },
-  [Code.NotFound]: { name: "not_found", connectStatus: 404, legacyStatus: 404 },
-  [Code.AlreadyExists]: { name: "already_exists", connectStatus: 409, legacyStatus: 409 },
-  [Code.PermissionDenied]: { name: "permission_denied", connectStatus: 403, legacyStatus: 403 },
+  [Code.DeadlineExceeded]: { connectStatus: 504, legacyStatus: 500 },
+  [Code.NotFound]: { connectStatus: 404, legacyStatus: 404 },
+  [Code.AlreadyExists]: { connectStatus: 409, legacyStatus: 409 },
+  [Code.PermissionDenied]: { connectStatus: 403, legacyStatus: 403 },
   // The one resource we exhaust is the request size limit; 429 would invite SDK retries.
-  [Code.ResourceExhausted]: { name: "resource_exhausted", connectStatus: 429, legacyStatus: 413 },
+  [Code.ResourceExhausted]: { connectStatus: 429, legacyStatus: 413 },
   // Only the ErrorInfo reason API_SUBSCRIPTION_ENDED makes it a legacy 402.
-  [Code.FailedPrecondition]: { name: "failed_precondition", connectStatus: 400, legacyStatus: 400 },
-  [Code.Aborted]: { name: "aborted", connectStatus: 409, legacyStatus: 409 },
-  [Code.OutOfRange]: { name: "out_of_range", connectStatus: 400, legacyStatus: 400 },
-  [Code.Unimplemented]: { name: "unimplemented", connectStatus: 501, legacyStatus: 501 },
-  [Code.Internal]: { name: "internal", connectStatus: 500, legacyStatus: 500 },
+  [Code.FailedPrecondition]: { connectStatus: 400, legacyStatus: 400 },
+  [Code.Aborted]: { connectStatus: 409, legacyStatus: 409 },
+  [Code.OutOfRange]: { connectStatus: 400, legacyStatus: 400 },
+  [Code.Unimplemented]: { connectStatus: 501, legacyStatus: 501 },
+  [Code.Internal]: { connectStatus: 500, legacyStatus: 500 },
   // docs/api.md §4: an outage is unavailable on gRPC/Connect and a plain 500 on legacy paths.
-  [Code.Unavailable]: { name: "unavailable", connectStatus: 503, legacyStatus: 500 },
-  [Code.DataLoss]: { name: "data_loss", connectStatus: 500, legacyStatus: 500 },
-  [Code.Unauthenticated]: { name: "unauthenticated", connectStatus: 401, legacyStatus: 401 },
+  [Code.Unavailable]: { connectStatus: 503, legacyStatus: 500 },
+  [Code.DataLoss]: { connectStatus: 500, legacyStatus: 500 },
+  [Code.Unauthenticated]: { connectStatus: 401, legacyStatus: 401 },
 };
-
-/** The Connect name of a code (`invalid_argument`). */
-export function codeName(code: Code): string {
-  return CODES[code].name;
-}
-
-/** The gRPC name of a status (`OK`, `INVALID_ARGUMENT`). */
-export function grpcStatusName(code: Code | null): string {
-  if (code === null) return "OK";
-  const row = CODES[code];
-  return row.grpcName ?? row.name.toUpperCase();
-}
-
-const BY_NAME: ReadonlyMap<string, Code> = new Map(
-  (Object.keys(CODES) as unknown as Code[]).map((code) => [CODES[code].name, Number(code) as Code]),
-);
-
-/** The code a Connect name stands for; undefined for any other text. */
-export function codeOfName(name: string): Code | undefined {
-  return BY_NAME.get(name);
-}
 
 /** The code of a gRPC status number, `null` for OK; any number outside the table is Unknown. */
 export function codeOfGrpcStatus(status: number): Code | null {

@@ -3,14 +3,14 @@
  * (unary body, end-of-stream message), gRPC's status trailers
  * (`grpc-status`, the percent-encoded `grpc-message`, the
  * `grpc-status-details-bin` google.rpc.Status) and metadata headers, binary
- * ones in base64. Codes and their names come from the error table.
+ * ones in base64. A code's Connect name is connect-es's `codeToString`.
  */
 import { create, toBinary, toJson } from "@bufbuild/protobuf";
 import { base64Encode } from "@bufbuild/protobuf/wire";
 import { AnySchema, anyPack } from "@bufbuild/protobuf/wkt";
 import type { ConnectError } from "@connectrpc/connect";
+import { codeToString } from "@connectrpc/connect/protocol-connect";
 import { StatusSchema } from "../../gen/google/rpc/status_pb";
-import { codeName } from "./errors";
 
 /** An error's details as google.protobuf.Any messages: typed ones packed, wire ones as they came. */
 function detailsAsAny(error: ConnectError) {
@@ -37,7 +37,7 @@ function debugJson(detail: ConnectError["details"][number] | undefined): unknown
 
 /** The Connect protocol's error object: `{code, message?, details?}`. */
 export function connectErrorJson(error: ConnectError): Record<string, unknown> {
-  const json: Record<string, unknown> = { code: codeName(error.code) };
+  const json: Record<string, unknown> = { code: codeToString(error.code) };
   if (error.rawMessage.length > 0) json.message = error.rawMessage;
   if (error.details.length > 0) {
     json.details = detailsAsAny(error).map((any, index) => {

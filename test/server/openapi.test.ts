@@ -9,6 +9,7 @@ import {
 } from "@bufbuild/protobuf/wkt";
 import { Validator } from "@seriousme/openapi-schema-validator";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { HttpProfile, http_profile } from "../../gen/docflow/legacy/options_pb";
 import { http } from "../../gen/google/api/annotations_pb";
 import { FieldBehavior, field_behavior } from "../../gen/google/api/field_behavior_pb";
 import { HttpRuleSchema } from "../../gen/google/api/http_pb";
@@ -18,9 +19,9 @@ import { GROUP_NAME_PATTERN } from "../../src/domain/counteragent-groups";
 import { MAX_INDEX_KEY_LENGTH } from "../../src/domain/index-key";
 import { SUBSCRIPTION_CATALOG } from "../../src/domain/subscriptions";
 import { ID_MAX_LENGTH, ID_PATTERN } from "../../src/domain/validate";
-import { legacyRoutesOf } from "../../src/legacy/http-rules";
-import { buildOpenApi } from "../../src/legacy/openapi";
+import { createServiceTranscoder } from "../../src/http/transcoding";
 import { servedMethods } from "../../src/rpc/pipeline";
+import { buildOpenApi } from "../../src/transcoder/openapi";
 import { authHeader, BOX, baseFixture, HEAD, USERS } from "../support/fixture";
 import { type Harness, legacy, startHarness } from "../support/harness";
 
@@ -635,6 +636,7 @@ describe("an RPC with an http rule appears in the document with no other code", 
       http,
       create(HttpRuleSchema, { pattern: { case: "get", value: "/Ping" } }),
     );
+    setExtension(methodOptions, http_profile, HttpProfile.LEGACY);
     const required = create(FieldOptionsSchema);
     setExtension(required, field_behavior, [FieldBehavior.REQUIRED]);
     const file = create(FileDescriptorProtoSchema, {
@@ -694,10 +696,11 @@ describe("an RPC with an http rule appears in the document with no other code", 
     );
     expect(extra).toBeDefined();
     const methods = [...servedMethods(), ...(extra?.methods ?? [])];
-    const extended = buildOpenApi(legacyRoutesOf(methods), {
-      version: "test",
+    const comments: Record<string, string> = { "test.extra.v1.ExtraService.Ping": "Answers pong." };
+    const extended = buildOpenApi(createServiceTranscoder(methods).bindings, {
+      info: { title: "test", version: "test" },
       serverUrl: "http://127.0.0.1:8080",
-      comments: { "test.extra.v1.ExtraService.Ping": "Answers pong." },
+      describe: (name) => comments[name],
     }) as Json;
     expect(extended.paths["/Ping"].get).toMatchObject({
       operationId: "Ping",

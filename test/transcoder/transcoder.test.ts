@@ -32,6 +32,7 @@ import { createHttpServer, type HttpServer } from "../../src/http/server";
 import { createLogger } from "../../src/log";
 import { createJsonProfile } from "../../src/transcoder/json-profile";
 import { createTranscoder } from "../../src/transcoder/transcoder";
+import { CODES } from "../../src/wire/errors";
 
 const ROOT = new URL("../../", import.meta.url).pathname;
 const PKG = "transcoding.test.v1";
@@ -399,7 +400,7 @@ describe("rules refused at start-up", () => {
   const compile = (ruleOf: (m: DescMethod) => unknown) =>
     createTranscoder(methodsOf(), {
       ruleOf: ruleOf as never,
-      profileOf: () => createJsonProfile(),
+      profileOf: () => createJsonProfile({ statusOf: (e) => CODES[e.code].connectStatus }),
     });
   const ruleOf = (m: DescMethod) => (hasOption(m, http) ? getOption(m, http) : undefined);
 

@@ -30,7 +30,10 @@ const ROOMS: Record<string, { readonly files: RegExp; readonly mayImport: readon
     files: /^legacy\//,
     mayImport: ["rpc", "protocols", "wire", "domain", "gen", "transcoder"],
   },
-  observability: { files: /^observability\//, mayImport: ["rpc", "wire", "base", "admission"] },
+  observability: {
+    files: /^observability\//,
+    mayImport: ["rpc", "wire", "base", "admission", "transcoder"],
+  },
   config: { files: /^config\.ts$/, mayImport: ["auth", "observability", "base", "admission"] },
   http: {
     files: /^http\//,

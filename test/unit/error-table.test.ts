@@ -1,7 +1,8 @@
 /**
  * The one error table (src/wire/errors.ts) against sources written apart
- * from it: connect-es's own Connect-protocol tables (code names, HTTP
- * statuses), gRPC's status numbers and names, docs/api.md §4's legacy statuses and
+ * from it: connect-es's own Connect-protocol HTTP statuses, the Connect
+ * protocol's and gRPC's code names (connect-es's `codeToString`, the
+ * transcoder's `googleCodeName`), gRPC's status numbers, docs/api.md §4's legacy statuses and
  * RFC 9110's titles.
  */
 import { create } from "@bufbuild/protobuf";
@@ -23,17 +24,15 @@ import {
   unauthenticated,
   unsupportedMediaType,
 } from "../../src/domain/errors";
+import { googleCodeName } from "../../src/transcoder/status";
 import {
   answerHeadersOf,
   CHALLENGE_HEADER,
   CODES,
   challengeOf,
-  codeName,
   codeOfGrpcStatus,
-  codeOfName,
   connectToLegacyError,
   domainToConnectError,
-  grpcStatusName,
   HTTP_ERRORS,
   INTERNAL_MESSAGE,
   legacyError,
@@ -64,11 +63,29 @@ const GRPC_NAMES: readonly string[] = [
   "UNAUTHENTICATED",
 ];
 
-describe("codes: names and Connect statuses as connect-es has them", () => {
+/** The Connect protocol's names of the codes (connectrpc.com/docs/protocol, "Error Codes"). */
+const CONNECT_NAMES: readonly string[] = [
+  "canceled",
+  "unknown",
+  "invalid_argument",
+  "deadline_exceeded",
+  "not_found",
+  "already_exists",
+  "permission_denied",
+  "resource_exhausted",
+  "failed_precondition",
+  "aborted",
+  "out_of_range",
+  "unimplemented",
+  "internal",
+  "unavailable",
+  "data_loss",
+  "unauthenticated",
+];
+
+describe("codes: Connect statuses as connect-es has them; one name for each form of a code", () => {
   it.each(ALL_CODES)("code %i", (code) => {
-    expect(codeName(code)).toBe(codeToString(code));
     expect(CODES[code].connectStatus).toBe(codeToHttpStatus(code));
-    expect(codeOfName(codeToString(code))).toBe(code);
   });
 
   it("every code has a row, and only codes do", () => {
@@ -79,15 +96,12 @@ describe("codes: names and Connect statuses as connect-es has them", () => {
     ).toEqual([...ALL_CODES]);
   });
 
-  it("gRPC names as gRPC spells them (CANCELLED with two Ls): metric labels and span attributes (docs/api.md §9.1)", () => {
-    expect([null, ...ALL_CODES].map(grpcStatusName)).toEqual(GRPC_NAMES);
+  it("Connect's names are connect-es's codeToString (marked internal there: this pins them)", () => {
+    expect(ALL_CODES.map(codeToString)).toEqual(CONNECT_NAMES);
   });
 
-  it("a name that is no code's: undefined (case matters, as in the Connect protocol)", () => {
-    expect(codeOfName("INVALID_ARGUMENT")).toBeUndefined();
-    expect(codeOfName("ok")).toBeUndefined();
-    expect(codeOfName("")).toBeUndefined();
-    expect(codeOfName("invalid argument")).toBeUndefined();
+  it("google.rpc.Code names as gRPC spells them (CANCELLED with two Ls): metric labels, span attributes (docs/api.md §9.1), google.rpc.Status JSON", () => {
+    expect(["OK", ...ALL_CODES.map(googleCodeName)]).toEqual(GRPC_NAMES);
   });
 
   it("gRPC status numbers: 0 is OK, 1–16 themselves, anything else unknown", () => {
