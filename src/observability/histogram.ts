@@ -51,6 +51,20 @@ export class KeyedHistogram {
    * of the names given at construction.
    */
   observe(labels: Labels, value: number): void {
+    const series = this.seriesOf(labels);
+    let i = 0;
+    while (i < this.bounds.length && value > (this.bounds[i] as number)) i++;
+    series.counts[i] = (series.counts[i] ?? 0) + 1;
+    series.sum += value;
+    series.count += 1;
+  }
+
+  /** Exposes the series of `labels` at zero before its first observation (a label value known in advance). */
+  declare(labels: Labels): void {
+    this.seriesOf(labels);
+  }
+
+  private seriesOf(labels: Labels): Series {
     // A trie of Maps, one level per label name, keyed by the value as a string
     // (undefined when absent): no key string is built per observation.
     let node = this.root;
@@ -70,11 +84,7 @@ export class KeyedHistogram {
       series = this.create(labels);
       node.set(leaf, series);
     }
-    let i = 0;
-    while (i < this.bounds.length && value > (this.bounds[i] as number)) i++;
-    series.counts[i] = (series.counts[i] ?? 0) + 1;
-    series.sum += value;
-    series.count += 1;
+    return series;
   }
 
   /** A new series for `labels`, checked against the label names. */

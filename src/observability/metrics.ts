@@ -312,6 +312,9 @@ function admissionMetrics(registry: Registry): {
   );
   const ADMITTED: Labels = { outcome: "admitted" };
   const REFUSED: Labels = { outcome: "refused" };
+  // Both outcomes exposed from the start: a rate over them works before the first wait.
+  waited.declare(ADMITTED);
+  waited.declare(REFUSED);
   return {
     observer: {
       refused(reason, client) {

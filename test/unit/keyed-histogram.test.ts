@@ -26,6 +26,16 @@ function both() {
 }
 
 describe("KeyedHistogram", () => {
+  it("a declared series is exposed at zero, as prom-client's zero() exposes it", async () => {
+    const { ours, theirs, keyed, reference } = both();
+    keyed.declare({ method: "GET", route: "/a", status: 200 });
+    reference.zero({ method: "GET", route: "/a", status: 200 });
+    expect(await ours.metrics()).toBe(await theirs.metrics());
+    expect(await ours.metrics()).toMatch(
+      /^d_seconds_count\{method="GET",route="\/a",status="200"\} 0$/m,
+    );
+  });
+
   it("exposes exactly what prom-client's Histogram exposes for the same observations", async () => {
     const { ours, theirs, keyed, reference } = both();
     const observations: [Record<string, string | number>, number][] = [
