@@ -73,6 +73,12 @@ export interface Config {
   readonly tracing: TracingConfig | undefined;
   /** Bearer tokens (docs/api.md §5.1); undefined: off. */
   readonly bearer: BearerConfig | undefined;
+  /**
+   * Other spellings of the ServiceAuth header that SDKs send (docs/api.md §5),
+   * `DiadocAuth:ddauth` as { scheme, prefix } (src/domain/auth.ts's
+   * ServiceAuthAlias: config imports no domain); empty: none.
+   */
+  readonly serviceAuthAliases: readonly { readonly scheme: string; readonly prefix: string }[];
   /** The URL clients reach the service at (the server of /openapi.json); undefined: the URL of each request. */
   readonly publicUrl: string | undefined;
   /** TLS on the port (PEM files, read and checked by main.ts); undefined: cleartext. */
@@ -227,6 +233,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   });
   const tracing = loadTracingConfig(env, problems);
   const bearer = loadBearerConfig(reader, problems);
+  const serviceAuthAliases = loadServiceAuthAliases(value("SERVICE_AUTH_ALIASES"), problems);
   // Node refuses a headers timeout above the request timeout.
   if (timeouts.headersMs > timeouts.requestMs) {
     problems.push(
@@ -250,6 +257,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsEnabled,
     tracing,
     bearer,
+    serviceAuthAliases,
     publicUrl,
     tls,
     tlsReloadIntervalMs,
@@ -305,6 +313,54 @@ function loadAdmissionConfig({ value, integer }: EnvReader, problems: string[]):
     fairShares: flag(value, "ADMISSION_CLIENT_SHARES", d.fairShares, problems),
     retryAfterS: integer("ADMISSION_RETRY_AFTER_S", d.retryAfterS, 1, 3_600),
   });
+}
+
+/** An HTTP token (RFC 9110 §5.6.2), what an auth-scheme is. */
+const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** Letters: the header's parameter names are letters and '_' (src/domain/auth.ts), and '_' ends the prefix. */
+const ALIAS_PREFIX = /^[A-Za-z]+$/;
+/** Schemes of their own, never another spelling of ServiceAuth. */
+const RESERVED_SCHEMES = ["serviceauth", "bearer"];
+
+/** SERVICE_AUTH_ALIASES: comma-separated `Scheme:prefix`, e.g. `DiadocAuth:ddauth`; each bad entry is a problem. */
+function loadServiceAuthAliases(
+  given: string | undefined,
+  problems: string[],
+): Config["serviceAuthAliases"] {
+  const name = "SERVICE_AUTH_ALIASES";
+  const aliases: { scheme: string; prefix: string }[] = [];
+  if (given === undefined) return Object.freeze(aliases);
+  const entries = given
+    .split(",")
+    .map((e) => e.trim())
+    .filter(Boolean);
+  if (entries.length === 0) problems.push(`${name} names no alias (got ${shown(given)})`);
+  const seen = new Set<string>();
+  for (const entry of entries) {
+    const parts = entry.split(":").map((p) => p.trim());
+    const [scheme = "", prefix = ""] = parts;
+    if (parts.length !== 2) {
+      problems.push(
+        `${name}: ${shown(entry)} is not Scheme:prefix (for example DiadocAuth:ddauth)`,
+      );
+    } else if (!HTTP_TOKEN.test(scheme)) {
+      problems.push(
+        `${name}: ${shown(entry)}: the scheme must be an HTTP token (letters, digits and !#$%&'*+-.^_\`|~)`,
+      );
+    } else if (!ALIAS_PREFIX.test(prefix)) {
+      problems.push(`${name}: ${shown(entry)}: the prefix must be letters only`);
+    } else if (RESERVED_SCHEMES.includes(scheme.toLowerCase())) {
+      problems.push(
+        `${name}: ${shown(entry)}: ServiceAuth and Bearer are schemes of their own, not aliases`,
+      );
+    } else if (seen.has(scheme.toLowerCase())) {
+      problems.push(`${name}: ${shown(entry)} repeats a scheme (schemes are case-insensitive)`);
+    } else {
+      seen.add(scheme.toLowerCase());
+      aliases.push(Object.freeze({ scheme, prefix }));
+    }
+  }
+  return Object.freeze(aliases);
 }
 
 function loadBearerConfig(

@@ -1,6 +1,7 @@
 /** The dependencies of the handlers (stores, clock, log, health), reached through the `depsKey` context value. */
 import type { BearerAuthenticator } from "./auth/bearer-verifier";
 import { throwIfCallOver } from "./call-scope";
+import type { ServiceAuthAlias } from "./domain/auth";
 import type { CounteragentGroupDeps, CounteragentGroupHooks } from "./domain/counteragent-groups";
 import type { CounteragentDeps } from "./domain/counteragents";
 import type { DeletionMarkDeps, DeletionMarkHooks } from "./domain/deletion-marks";
@@ -29,6 +30,8 @@ export interface Deps extends DeletionMarkDeps, CounteragentDeps, CounteragentGr
   readonly healthy: () => Promise<boolean>;
   /** Bearer tokens (docs/api.md §5.1); undefined: off, and a Bearer header is simply not ServiceAuth. */
   readonly bearer?: BearerAuthenticator;
+  /** Other spellings of the ServiceAuth header (SERVICE_AUTH_ALIASES, docs/api.md §5); none by default. */
+  readonly serviceAuthAliases?: readonly ServiceAuthAlias[];
 }
 
 export interface DepsOptions {
@@ -43,6 +46,8 @@ export interface DepsOptions {
   readonly markHooks?: DeletionMarkHooks;
   /** Bearer tokens; none unless configured. */
   readonly bearer?: BearerAuthenticator;
+  /** Other spellings of the ServiceAuth header; none unless configured. */
+  readonly serviceAuthAliases?: readonly ServiceAuthAlias[];
 }
 
 export function createDeps(database: Database, log: Logger, options: DepsOptions): Deps {
@@ -73,6 +78,7 @@ export function createDeps(database: Database, log: Logger, options: DepsOptions
     groupHooks: options.groupHooks,
     markHooks: options.markHooks,
     bearer: options.bearer,
+    serviceAuthAliases: options.serviceAuthAliases,
     now: options.now ?? (() => new Date()),
     log,
     healthy: () => database.ping(options.healthTimeoutMs),

@@ -235,8 +235,14 @@ async function main(): Promise<void> {
       algorithms: config.bearer.algorithms,
     });
   }
+  if (config.serviceAuthAliases.length > 0) {
+    log.info("ServiceAuth aliases on", {
+      schemes: config.serviceAuthAliases.map((a) => a.scheme),
+    });
+  }
   const deps = createDeps(database, log, {
     bearer: config.bearer ? bearerFromConfig(config.bearer, log) : undefined,
+    serviceAuthAliases: config.serviceAuthAliases,
     healthTimeoutMs: config.timeouts.healthMs,
     cache: { ttlMs: config.authCacheTtlMs, maxEntries: config.authCacheMaxEntries },
   });

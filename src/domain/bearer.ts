@@ -57,11 +57,26 @@ export function bearerChallenge(error?: "invalid_token" | "invalid_request"): st
   return error ? `Bearer realm="${REALM}", error="${error}"` : `Bearer realm="${REALM}"`;
 }
 
-export const SERVICE_AUTH_CHALLENGE = `ServiceAuth realm="${REALM}"`;
+/** A challenge that names a scheme and our realm, nothing else. */
+const realmChallenge = (scheme: string) => `${scheme} realm="${REALM}"`;
+
+export const SERVICE_AUTH_CHALLENGE = realmChallenge("ServiceAuth");
+
+/**
+ * The challenge of a refused ServiceAuth header, whichever of its spellings
+ * it used: ServiceAuth, then the scheme of each alias (SERVICE_AUTH_ALIASES).
+ */
+export function serviceAuthChallenge(aliasSchemes: readonly string[] = []): string {
+  return [SERVICE_AUTH_CHALLENGE, ...aliasSchemes.map(realmChallenge)].join(", ");
+}
 
 /** The challenge of a 401 with no credentials at all: every scheme the service takes. */
-export function noCredentialsChallenge(bearerOn: boolean): string {
-  return bearerOn ? `${SERVICE_AUTH_CHALLENGE}, ${bearerChallenge()}` : SERVICE_AUTH_CHALLENGE;
+export function noCredentialsChallenge(
+  bearerOn: boolean,
+  aliasSchemes: readonly string[] = [],
+): string {
+  const serviceAuth = serviceAuthChallenge(aliasSchemes);
+  return bearerOn ? `${serviceAuth}, ${bearerChallenge()}` : serviceAuth;
 }
 
 /** A 401 carrying its challenge. The message is safe to show: it never includes token text. */

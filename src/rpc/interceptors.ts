@@ -5,13 +5,8 @@
 import { Code, ConnectError, type Interceptor, type UnaryRequest } from "@connectrpc/connect";
 import { callContextOf } from "../call/messages";
 import type { Deps } from "../deps";
-import { authenticate } from "../domain/auth";
-import {
-  bearerChallenge,
-  isBearer,
-  noCredentialsChallenge,
-  SERVICE_AUTH_CHALLENGE,
-} from "../domain/bearer";
+import { authenticate, serviceAuthSpellings } from "../domain/auth";
+import { bearerChallenge, isBearer } from "../domain/bearer";
 import { DomainError, ErrorKind, invalidArgument, unauthenticated } from "../domain/errors";
 import { describeError, type Logger } from "../log";
 import { domainToConnectError, INTERNAL_MESSAGE } from "../wire/errors";
@@ -121,35 +116,33 @@ export function createDeadlineInterceptor(defaultMs: number, log: Logger): Inter
 }
 
 /**
- * ServiceAuth or a Bearer token on every call but the public services (docs/api.md
- * §5, §5.1): one scheme per request, a failed Bearer token never falls back.
+ * ServiceAuth (in its own spelling or an alias's) or a Bearer token on every
+ * call but the public services (docs/api.md §5, §5.1): one scheme per request,
+ * a failed Bearer token never falls back.
  */
 export function createAuthInterceptor(
   deps: Deps,
   publicServices: ReadonlySet<string>,
 ): Interceptor {
+  const spellings = serviceAuthSpellings(deps.serviceAuthAliases, deps.bearer !== undefined);
   return (next) => async (req) => {
     if (!publicServices.has(req.service.typeName)) {
       // The front read the Authorization lines already; in memory (no front) the headers tell.
       const lines = req.contextValues.get(authorizationLinesKey);
       const header = lines ? (lines.first ?? null) : req.header.get("authorization");
-      const bearerOn = deps.bearer !== undefined;
       if (lines !== undefined && lines.count > 1) {
         throw unauthenticated(
           "send exactly one Authorization header",
-          lines.anyBearer ? bearerChallenge("invalid_request") : SERVICE_AUTH_CHALLENGE,
+          lines.anyBearer ? bearerChallenge("invalid_request") : spellings.challenge,
         );
       }
       if (header === null || header.trim() === "") {
-        throw unauthenticated(
-          "the Authorization header is missing",
-          noCredentialsChallenge(bearerOn),
-        );
+        throw unauthenticated("the Authorization header is missing", spellings.anyChallenge);
       }
       const caller =
         deps.bearer && isBearer(header)
           ? await deps.bearer.authenticate(header, deps.now, req.contextValues.get(requestIdKey))
-          : await authenticate(header, deps.credentials, deps.now);
+          : await authenticate(header, deps.credentials, deps.now, spellings);
       req.contextValues.set(callerKey, caller);
     }
     // Awaited: an async function that returns a promise resolves through two more jobs.

@@ -4,9 +4,14 @@
  * the test database), with the expiry decided by the clock given.
  */
 import { describe, expect, it } from "vitest";
-import { authenticate, hashSecret, parseServiceAuth } from "../../src/domain/auth";
+import {
+  authenticate,
+  hashSecret,
+  parseServiceAuth,
+  serviceAuthSpellings,
+} from "../../src/domain/auth";
 import { DomainError, ErrorKind } from "../../src/domain/errors";
-import { DISABLED_KEY, KEY, USERS } from "../support/fixture";
+import { DISABLED_KEY, KEY, SDK_ALIASES, sdkAuthHeader, USERS } from "../support/fixture";
 import { useInMemory } from "../support/harness";
 
 const h = useInMemory();
@@ -153,5 +158,31 @@ describe("the key and the token against the stored credentials", () => {
         authenticate(header(KEY, USERS.admin.token), h.deps.credentials, exactly),
       ),
     ).toEqual(unauthenticated("the token is unknown or expired"));
+  });
+});
+
+describe("an SDK's spelling (SERVICE_AUTH_ALIASES) against the stored credentials", () => {
+  const sdk = serviceAuthSpellings(SDK_ALIASES);
+  const now = () => new Date("2030-01-01T00:00:00Z");
+  const both = 'ServiceAuth realm="docflow-api", DiadocAuth realm="docflow-api"';
+
+  it("the same caller as ServiceAuth: the token's user, from the key's client", async () => {
+    expect(await authenticate(sdkAuthHeader("clerk"), h.deps.credentials, now, sdk)).toEqual({
+      userId: USERS.clerk.userId,
+      client: "Test client",
+    });
+  });
+
+  it("the same refusals, each challenging both spellings", async () => {
+    for (const [header, message] of [
+      [sdkAuthHeader("admin", "no-such-key"), "the API client is unknown or disabled"],
+      [sdkAuthHeader("admin", DISABLED_KEY), "the API client is unknown or disabled"],
+      [sdkAuthHeader("expired"), "the token is unknown or expired"],
+    ]) {
+      expect(await refusal(() => authenticate(header, h.deps.credentials, now, sdk))).toEqual({
+        ...unauthenticated(message),
+        challenge: both,
+      });
+    }
   });
 });

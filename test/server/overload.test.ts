@@ -19,15 +19,25 @@ import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health
 import type { AdmissionConfig } from "../../src/admission/admission";
 import { createMetrics } from "../../src/observability/metrics";
 import { createObserver } from "../../src/observability/observer";
-import { authHeader, BOX, baseFixture, KEY, USERS } from "../support/fixture";
+import {
+  authHeader,
+  BOX,
+  baseFixture,
+  KEY,
+  SDK_ALIASES,
+  sdkAuthHeader,
+  USERS,
+} from "../support/fixture";
 import { callRpc, type Harness, legacy, TEST_TIMEOUTS, useHarness } from "../support/harness";
 import { envelope, h2Request } from "../support/wire";
 
 const SECOND_KEY = "second-api-key";
+/** A client that spells ServiceAuth the Java SDK's way (SERVICE_AUTH_ALIASES). */
+const SDK_KEY = "sdk-api-key";
 const HELD = "m-held";
 const SLOW = "m-slow";
 
-/** The base fixture, with a second API client and messages the admin may restore. */
+/** The base fixture, with two more API clients and messages the admin may restore. */
 function fixture() {
   const base = baseFixture();
   const [box, ...rest] = base.boxes;
@@ -44,7 +54,11 @@ function fixture() {
   });
   return {
     ...base,
-    apiClients: [...base.apiClients, { apiKey: SECOND_KEY, name: "Second client" }],
+    apiClients: [
+      ...base.apiClients,
+      { apiKey: SECOND_KEY, name: "Second client" },
+      { apiKey: SDK_KEY, name: "SDK client" },
+    ],
     boxes: [
       {
         ...box,
@@ -119,6 +133,7 @@ const commands: string[] = [];
 const h = useHarness(fixture, TEST_TIMEOUTS, {
   markHooks: { beforeSave: (ref) => gate.hold(ref.messageId) },
   admission: admissionOf(40),
+  serviceAuthAliases: SDK_ALIASES,
   observer: createObserver(createMetrics(), undefined),
   onCommand: (event) => commands.push(event.commandName),
 });
@@ -361,6 +376,19 @@ describe("health and metrics are never refused, and being busy is not being unre
     const metrics = await legacy(h, { method: "GET", path: "/metrics" });
     expect(metrics.text).toMatch(
       /^docflow_admission_refusals_total\{reason="overloaded",client="Second client"\} [1-9]\d*$/m,
+    );
+  });
+
+  it("a client that spells ServiceAuth its SDK's way is counted as the client it proved too", async () => {
+    const headers = { authorization: sdkAuthHeader("admin", SDK_KEY) };
+    const learnt = await legacy(h, { method: "GET", path: subscriptionsPath, headers });
+    expect(learnt.status).toBe(200);
+    holding = await fill(h);
+    const refused = await legacy(h, { method: "GET", path: subscriptionsPath, headers });
+    expect(refused.status).toBe(503);
+    const metrics = await legacy(h, { method: "GET", path: "/metrics" });
+    expect(metrics.text).toMatch(
+      /^docflow_admission_refusals_total\{reason="overloaded",client="SDK client"\} [1-9]\d*$/m,
     );
   });
 });

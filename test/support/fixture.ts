@@ -26,6 +26,18 @@ export function authHeader(user: UserName, key = KEY): string {
   return `ServiceAuth svcauth_api_client_id=${key}, svcauth_token=${USERS[user].token}`;
 }
 
+/**
+ * The same credentials as the official Java SDK spells them (its
+ * DiadocAuthScheme.java: no space after the comma), read by a service
+ * started with SERVICE_AUTH_ALIASES=DiadocAuth:ddauth.
+ */
+export function sdkAuthHeader(user: UserName, key = KEY): string {
+  return `DiadocAuth ddauth_api_client_id=${key},ddauth_token=${USERS[user].token}`;
+}
+
+/** SERVICE_AUTH_ALIASES=DiadocAuth:ddauth, as config.ts reads it. */
+export const SDK_ALIASES = [{ scheme: "DiadocAuth", prefix: "ddauth" }] as const;
+
 const ALL_FALSE = {
   CounteragentInvitation: false,
   CounteragentInvitationResponses: false,

@@ -115,7 +115,10 @@ export const TEST_ADMISSION: AdmissionConfig = { ...DEFAULT_ADMISSION, queueTarg
 export const TEST_TIMEOUTS: Timeouts = { ...DEFAULT_TIMEOUTS, shutdownMs: 5_000 };
 
 /** What a test may add: test hooks of the domain, a command listener, the server's options, a database. */
-export type HarnessOptions = Pick<DepsOptions, "groupHooks" | "markHooks" | "bearer"> &
+export type HarnessOptions = Pick<
+  DepsOptions,
+  "groupHooks" | "markHooks" | "bearer" | "serviceAuthAliases"
+> &
   Pick<DatabaseOptions, "onCommand"> &
   Partial<HttpServerOptions> & {
     /** A database to serve instead of a fresh one; the harness leaves it running. */
@@ -176,6 +179,7 @@ export async function startServed(
         groupHooks: options.groupHooks,
         markHooks: options.markHooks,
         bearer: options.bearer,
+        serviceAuthAliases: options.serviceAuthAliases,
       },
     );
     return {

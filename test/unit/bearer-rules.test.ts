@@ -16,6 +16,7 @@ import {
   parseBearer,
   refused,
   SERVICE_AUTH_CHALLENGE,
+  serviceAuthChallenge,
 } from "../../src/domain/bearer";
 import { ErrorKind } from "../../src/domain/errors";
 
@@ -72,6 +73,14 @@ describe("challenges (WWW-Authenticate)", () => {
     expect(noCredentialsChallenge(false)).toBe('ServiceAuth realm="docflow-api"');
     expect(noCredentialsChallenge(true)).toBe(
       'ServiceAuth realm="docflow-api", Bearer realm="docflow-api"',
+    );
+    // SERVICE_AUTH_ALIASES: each alias's scheme after ServiceAuth, in one value.
+    expect(serviceAuthChallenge()).toBe(SERVICE_AUTH_CHALLENGE);
+    expect(serviceAuthChallenge(["DiadocAuth"])).toBe(
+      'ServiceAuth realm="docflow-api", DiadocAuth realm="docflow-api"',
+    );
+    expect(noCredentialsChallenge(true, ["DiadocAuth"])).toBe(
+      'ServiceAuth realm="docflow-api", DiadocAuth realm="docflow-api", Bearer realm="docflow-api"',
     );
     const scope = insufficientScope("docflow");
     expect([scope.kind, scope.errorCode, scope.message, scope.challenge]).toEqual([

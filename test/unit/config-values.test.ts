@@ -160,6 +160,70 @@ describe("CORS_ALLOWED_ORIGINS", () => {
   });
 });
 
+describe("SERVICE_AUTH_ALIASES (docs/api.md §5)", () => {
+  const name = "SERVICE_AUTH_ALIASES";
+  it("none by default; a comma list of Scheme:prefix, trimmed, empty items dropped", () => {
+    expect(loadConfig({}).serviceAuthAliases).toEqual([]);
+    expect(loadConfig({ [name]: "DiadocAuth:ddauth" }).serviceAuthAliases).toEqual([
+      { scheme: "DiadocAuth", prefix: "ddauth" },
+    ]);
+    expect(
+      loadConfig({ [name]: " DiadocAuth : ddauth ,, Legacy-Auth.v2:LEG," }).serviceAuthAliases,
+    ).toEqual([
+      { scheme: "DiadocAuth", prefix: "ddauth" },
+      { scheme: "Legacy-Auth.v2", prefix: "LEG" },
+    ]);
+    expect(Object.isFrozen(loadConfig({ [name]: "A:b" }).serviceAuthAliases)).toBe(true);
+  });
+
+  it.each([
+    ["DiadocAuth", " is not Scheme:prefix (for example DiadocAuth:ddauth)"],
+    ["DiadocAuth:dd:auth", " is not Scheme:prefix (for example DiadocAuth:ddauth)"],
+    [":ddauth", ": the scheme must be an HTTP token (letters, digits and !#$%&'*+-.^_`|~)"],
+    [
+      "Diadoc Auth:ddauth",
+      ": the scheme must be an HTTP token (letters, digits and !#$%&'*+-.^_`|~)",
+    ],
+    [
+      "Diadoc/Auth:ddauth",
+      ": the scheme must be an HTTP token (letters, digits and !#$%&'*+-.^_`|~)",
+    ],
+    ["DiadocAuth:", ": the prefix must be letters only"],
+    ["DiadocAuth:dd_auth", ": the prefix must be letters only"],
+    ["DiadocAuth:dd2", ": the prefix must be letters only"],
+    ["ServiceAuth:svcauth", ": ServiceAuth and Bearer are schemes of their own, not aliases"],
+    ["serviceauth:x", ": ServiceAuth and Bearer are schemes of their own, not aliases"],
+    ["BEARER:x", ": ServiceAuth and Bearer are schemes of their own, not aliases"],
+  ])("%j: %s", (entry, words) => {
+    expect(problemsOf({ [name]: entry })).toEqual([`${name}: ${JSON.stringify(entry)}${words}`]);
+  });
+
+  it("a scheme twice, in any case, is named at its second entry", () => {
+    expect(problemsOf({ [name]: "DiadocAuth:ddauth,diadocauth:other" })).toEqual([
+      `${name}: "diadocauth:other" repeats a scheme (schemes are case-insensitive)`,
+    ]);
+  });
+
+  it("only commas is no alias at all", () => {
+    expect(problemsOf({ [name]: ", ," })).toEqual([`${name} names no alias (got ", ,")`]);
+  });
+
+  it("every bad entry is reported, with the other variables' problems", () => {
+    expect(problemsOf({ PORT: "x", [name]: "A:b,Bearer:c,D" })).toEqual([
+      'PORT must be an integer from 0 to 65535 (got "x")',
+      `${name}: "Bearer:c": ServiceAuth and Bearer are schemes of their own, not aliases`,
+      `${name}: "D" is not Scheme:prefix (for example DiadocAuth:ddauth)`,
+    ]);
+  });
+
+  it("a long bad entry is shown cut to 80 characters", () => {
+    const long = `${"A".repeat(100)}:x_y`;
+    expect(problemsOf({ [name]: long })).toEqual([
+      `${name}: "${long.slice(0, 80)}…": the prefix must be letters only`,
+    ]);
+  });
+});
+
 describe("the credentials cache", () => {
   it("5 s and 10,000 entries by default; seconds become milliseconds; 0 turns it off", () => {
     expect(loadConfig({})).toMatchObject({ authCacheTtlMs: 5_000, authCacheMaxEntries: 10_000 });
