@@ -25,6 +25,7 @@ import type { ReadCacheOptions } from "../../src/storage/read-cache";
 import { startTestDatabase, type TestDatabase } from "./database";
 import { baseFixture } from "./fixture";
 import { createInMemoryTransport } from "./in-memory-transport";
+import { guardProjections } from "./projection-guard";
 
 /**
  * What every tier that needs a database has (in-memory and server): the
@@ -163,8 +164,10 @@ export async function startServed(
     await loadFixture(open.db, fixture);
     const logs: string[] = [];
     const logWritten = new EventEmitter();
+    // The stores read through the projection guard: a field read but not projected is
+    // missing here as on a real server (the embedded engine ignores projections).
     const deps = createDeps(
-      open,
+      { ...open, db: guardProjections(open.db) },
       createLogger(
         "info",
         (line) => {
