@@ -1,13 +1,17 @@
 /** `npm run openapi -- [file]`: writes the OpenAPI document the server serves at /openapi.json (default: openapi.json). */
 import { writeFile } from "node:fs/promises";
+import type { DescMethod } from "@bufbuild/protobuf";
 import { serviceOpenApi } from "../src/http/openapi";
 import { createServiceTranscoder } from "../src/http/transcoding";
 import { servedMethods } from "../src/rpc/pipeline";
 import { commandLine } from "./cli";
 
 /** The document the service serves, from the same bindings (src/http/server.ts). */
-export function openApiDocument(serverUrl = "http://127.0.0.1:8080"): object {
-  return serviceOpenApi(createServiceTranscoder(servedMethods()).bindings, serverUrl);
+export function openApiDocument(
+  serverUrl = "http://127.0.0.1:8080",
+  methods: readonly DescMethod[] = servedMethods(),
+): object {
+  return serviceOpenApi(createServiceTranscoder(methods).bindings, serverUrl);
 }
 
 const USAGE = `usage: npm run openapi -- [file] [--server-url URL]

@@ -20,8 +20,10 @@ import { MAX_INDEX_KEY_LENGTH } from "../../src/domain/index-key";
 import { SUBSCRIPTION_CATALOG } from "../../src/domain/subscriptions";
 import { ID_MAX_LENGTH, ID_PATTERN } from "../../src/domain/validate";
 import { createServiceTranscoder } from "../../src/http/transcoding";
+import { LEGACY_PROFILE_NAME } from "../../src/legacy/profile";
 import { servedMethods } from "../../src/rpc/pipeline";
 import { buildOpenApi } from "../../src/transcoder/openapi";
+import { LibraryService, routesWithBooks } from "../support/book-service";
 import { authHeader, BOX, baseFixture, HEAD, USERS } from "../support/fixture";
 import { type Harness, legacy, startHarness } from "../support/harness";
 
@@ -43,7 +45,9 @@ beforeAll(async () => {
     { counteragentBoxId: "ca-1", joinedGroupAt: "2026-01-01T00:00:00Z" },
     { counteragentBoxId: "ca-2", joinedGroupAt: "2026-01-02T00:00:00Z" },
   ];
-  h = await startHarness(fixture);
+  // With docs/transcoding.md's example added as the doc says (test/support/book-service.ts):
+  // a REST binding beside the legacy paths must leave every check below true.
+  h = await startHarness(fixture, undefined, undefined, { routes: routesWithBooks });
   const res = await legacy(h, { method: "GET", path: "/openapi.json" });
   expect(res.status).toBe(200);
   expect(res.headers["content-type"]).toBe("application/json; charset=utf-8");
@@ -58,6 +62,17 @@ const operations = () =>
     Object.entries(item as Json).map(([verb, op]) => ({ path, verb, op: op as Json })),
   );
 
+/** What the server of this file serves: the service's methods, and the doc's example. */
+const SERVED = [...servedMethods(), ...LibraryService.methods];
+/** The legacy paths, from the rules: the bindings the legacy profile serves. */
+const LEGACY_PATHS = new Set(
+  createServiceTranscoder(SERVED)
+    .bindings.filter((b) => b.profile.name === LEGACY_PROFILE_NAME)
+    .map((b) => b.template.source),
+);
+/** The legacy API's operations: what the checks of the legacy style look at. */
+const legacyOperations = () => operations().filter((o) => LEGACY_PATHS.has(o.path));
+
 describe("GET /openapi.json", () => {
   it("validates against the OpenAPI 3.1 schema", async () => {
     const validator = new Validator();
@@ -69,12 +84,15 @@ describe("GET /openapi.json", () => {
 
   it("is the document `npm run openapi` writes, naming the server by the URL it was fetched with", () => {
     expect(doc.servers).toEqual([{ url: `http://127.0.0.1:${h.port}` }]);
-    expect(doc).toEqual(JSON.parse(JSON.stringify(openApiDocument(`http://127.0.0.1:${h.port}`))));
+    expect(doc).toEqual(
+      JSON.parse(JSON.stringify(openApiDocument(`http://127.0.0.1:${h.port}`, SERVED))),
+    );
   });
 
-  it("lists every legacy path with its verb", () => {
+  it("lists every legacy path with its verb, and the REST bindings beside them", () => {
+    expect(LEGACY_PATHS.size).toBe(11);
     expect(
-      operations()
+      legacyOperations()
         .map((o) => `${o.verb.toUpperCase()} ${o.path}`)
         .sort(),
     ).toEqual([
@@ -90,6 +108,11 @@ describe("GET /openapi.json", () => {
       "POST /UpdateCounteragentGroup",
       "POST /UpdateSubscriptions",
     ]);
+    // The example's two bindings (docs/transcoding.md), in the JSON profile's style.
+    const rest = operations().filter((o) => !LEGACY_PATHS.has(o.path));
+    expect(rest.map((o) => `${o.verb.toUpperCase()} ${o.path}`).sort()).toEqual(
+      ["GET /v1/books/{name.1}", "GET /v1/shelves/{name.1}/books/{name.2}"].sort(),
+    );
   });
 
   it("query parameters: required ones, types, the limits of count", () => {
@@ -222,7 +245,7 @@ describe("GET /openapi.json", () => {
     expect(statuses("/GetCounteragentGroup", "get")).toEqual(common);
     expect(statuses("/GetCounteragentGroups", "get")).toEqual(noNotFound);
     expect(statuses("/AddCounteragentToGroup", "post")).toEqual(withConflict);
-    for (const { op } of operations()) {
+    for (const { op } of legacyOperations()) {
       for (const [status, response] of Object.entries(op.responses as Json)) {
         expect(response.description, status).toMatch(/\w/);
         if (status !== "200") {
@@ -236,7 +259,7 @@ describe("GET /openapi.json", () => {
   });
 
   it("error answers: problem+json first (generators type the body by it), headers only where the server sends them", async () => {
-    for (const { path, verb, op } of operations()) {
+    for (const { path, verb, op } of legacyOperations()) {
       for (const [status, response] of Object.entries(op.responses as Json)) {
         if (status === "200") continue;
         const where = `${verb} ${path} ${status}`;
@@ -279,7 +302,7 @@ describe("GET /openapi.json", () => {
     expect(comment).toBeDefined();
     expect(get.description).toBe(comment);
     expect(get.summary).toBe("Returns every subscription of the employee, in catalog order.");
-    for (const { path, op } of operations()) {
+    for (const { path, op } of legacyOperations()) {
       expect(op.summary, path).not.toBe(op.operationId);
       expect(op.summary, path).toMatch(/^[A-Z].*\.$/);
       expect(op.summary, path).not.toContain("\n");
@@ -588,7 +611,7 @@ describe("every operation of the document, called as the document describes it",
 
   it("each one reaches the server and gets a documented status", async () => {
     const seen: string[] = [];
-    for (const { path, verb, op } of operations()) {
+    for (const { path, verb, op } of legacyOperations()) {
       const query = new URLSearchParams();
       for (const p of op.parameters as Json[]) {
         if (p.required) query.set(p.name, samples[p.name] ?? "x");
@@ -695,7 +718,7 @@ describe("an RPC with an http rule appears in the document with no other code", 
       "test.extra.v1.ExtraService",
     );
     expect(extra).toBeDefined();
-    const methods = [...servedMethods(), ...(extra?.methods ?? [])];
+    const methods = [...SERVED, ...(extra?.methods ?? [])];
     const comments: Record<string, string> = { "test.extra.v1.ExtraService.Ping": "Answers pong." };
     const extended = buildOpenApi(createServiceTranscoder(methods).bindings, {
       info: { title: "test", version: "test" },
@@ -715,5 +738,25 @@ describe("an RPC with an http rule appears in the document with no other code", 
       "application/x-protobuf",
     ]);
     expect(Object.keys(extended.paths)).toHaveLength(Object.keys(doc.paths).length + 1);
+  });
+});
+
+describe("docs/transcoding.md's example, added as the doc says, serves its bindings", () => {
+  it.each([
+    ["/v1/shelves/s1/books/b1", "shelves/s1/books/b1"],
+    ["/v1/books/any/depth/b2", "any/depth/b2"],
+  ])("GET %s: 200, the book as proto JSON", async (path, name) => {
+    const res = await legacy(h, {
+      method: "GET",
+      path,
+      headers: { authorization: authHeader("admin") },
+    });
+    expect(res.status, res.text).toBe(200);
+    expect(JSON.parse(res.text)).toEqual({ name, title: `The book ${name}` });
+  });
+
+  it("the same call without credentials: 401, as every call", async () => {
+    const res = await legacy(h, { method: "GET", path: "/v1/shelves/s1/books/b1" });
+    expect(res.status).toBe(401);
   });
 });

@@ -223,6 +223,7 @@ export async function startHarness(
       admission: options.admission ?? TEST_ADMISSION,
       connections: options.connections,
       maxRequestBytes: options.maxRequestBytes,
+      routes: options.routes,
     });
     const address = await server.listen(0, "127.0.0.1");
     return {
