@@ -44,7 +44,7 @@ function demoNote(demo: readonly DemoCredential[]): string {
     )
     .join("\n");
   return `  <section class="demo" aria-label="Demo credentials">
-    <p>This server runs on the built-in <strong>demo data</strong>. To try an operation: <em>Authorize</em> → ServiceAuth, paste the value below, then <em>Try it out</em>.</p>
+    <p>This server runs on the built-in <strong>demo data</strong>. To try an operation: <em>Authorize</em> → ServiceAuth, paste the value below; then open an operation, fill in its parameters (the values below) and press <em>Execute</em>.</p>
     <table>
 ${rows}
     </table>
