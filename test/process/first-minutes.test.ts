@@ -3,7 +3,7 @@
  * start-up failures that name what to change, a fixture larger than one
  * round trip's limit, and `--help` on every tool without its work.
  */
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { mkdtemp, readdir, writeFile } from "node:fs/promises";
 import net from "node:net";
@@ -246,49 +246,6 @@ describe("every npm script answers --help", () => {
     expect(error).toMatchObject({ code: 2 });
     expect((error as { stderr: string }).stderr).toContain("takes no arguments");
   });
-});
-
-describe("Ctrl-C reaches a long tool through npm", () => {
-  it("SIGINT to `npm run bench` stops the bench and every process it started", async () => {
-    const npm = spawn("npm", ["run", "bench"], {
-      env: { ...process.env, BENCH_SCENARIOS: "get-subscriptions", BENCH_ROUNDS: "1" },
-      stdio: ["ignore", "pipe", "pipe"],
-      detached: true,
-    });
-    let out = "";
-    npm.stdout?.on("data", (c: Buffer) => (out += c.toString()));
-    npm.stderr?.on("data", (c: Buffer) => (out += c.toString()));
-    // "close": after the exit and the last output (an "exit" may come before the last lines).
-    const exited = new Promise<number | null>((resolve) => npm.once("close", resolve));
-    try {
-      // Servers, database and floor are up once the answers are compared.
-      await new Promise<void>((resolve, reject) => {
-        const check = () => (/identical/.test(out) ? resolve() : undefined);
-        npm.stdout?.on("data", check);
-        void exited.then(() => reject(new Error(`the bench exited early:\n${out}`)));
-      });
-      process.kill(npm.pid as number, "SIGINT");
-      expect(await exited, out).toBe(130);
-      expect(out).toContain("SIGINT: stopping every child process");
-      // Nothing of its process group is left (an exited child may take a moment to be reaped).
-      const alive = () => {
-        try {
-          process.kill(-(npm.pid as number), 0);
-          return true;
-        } catch {
-          return false;
-        }
-      };
-      for (let i = 0; i < 100 && alive(); i++) await new Promise((r) => setTimeout(r, 100));
-      expect(alive(), "a process of the bench outlived it").toBe(false);
-    } finally {
-      try {
-        process.kill(-(npm.pid as number), "SIGKILL");
-      } catch {
-        // gone, as it should be
-      }
-    }
-  }, 120_000);
 });
 
 describe("the README's Try it block", () => {
