@@ -571,23 +571,23 @@ async function main(): Promise<void> {
   );
   console.log(`total time ${((Date.now() - started) / 1000).toFixed(0)} s`);
 
-  if (options.jsonFile) {
-    writeFileSync(
-      options.jsonFile,
-      `${JSON.stringify(
-        {
-          date: new Date().toISOString(),
-          machine: machineFacts(dbUri, options.databaseCore),
-          generators: { http: httpGenerator, grpc: grpcGenerator },
-          options: { ...options, scenarios: options.scenarios.map((s) => s.name) },
-          rows,
-        },
-        null,
-        2,
-      )}\n`,
-    );
-    console.log(`results written to ${options.jsonFile}`);
-  }
+  writeResults(options, machineFacts(dbUri, options.databaseCore), rows, {
+    generators: { http: httpGenerator, grpc: grpcGenerator },
+  });
+}
+
+/** With --json FILE: the run's rows and settings, dated, with the machine's facts. */
+function writeResults(
+  options: { readonly jsonFile?: string; readonly scenarios: readonly { name: string }[] },
+  machine: unknown,
+  rows: unknown,
+  extra: Record<string, unknown> = {},
+): void {
+  if (!options.jsonFile) return;
+  const settings = { ...options, scenarios: options.scenarios.map((s) => s.name) };
+  const results = { date: new Date().toISOString(), machine, ...extra, options: settings, rows };
+  writeFileSync(options.jsonFile, `${JSON.stringify(results, null, 2)}\n`);
+  console.log(`results written to ${options.jsonFile}`);
 }
 
 /**
@@ -817,22 +817,7 @@ HTTP load: ${httpGenerator}; gRPC load: ${grpcGenerator}; load ${os
     console.log(`OTLP exports received and discarded: ${receiver.exports()}`);
   }
   console.log(`total time ${((Date.now() - started) / 1000).toFixed(0)} s`);
-  if (options.jsonFile) {
-    writeFileSync(
-      options.jsonFile,
-      `${JSON.stringify(
-        {
-          date: new Date().toISOString(),
-          machine: machineFacts(String(env.MONGODB_URI ?? ""), options.databaseCore),
-          options: { ...options, scenarios: options.scenarios.map((s) => s.name) },
-          rows,
-        },
-        null,
-        2,
-      )}\n`,
-    );
-    console.log(`results written to ${options.jsonFile}`);
-  }
+  writeResults(options, machineFacts(String(env.MONGODB_URI ?? ""), options.databaseCore), rows);
 }
 
 /**
