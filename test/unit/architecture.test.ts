@@ -153,6 +153,20 @@ describe("the rooms of src/ import downwards only", () => {
     expect(cyclesOf(importGraph(files))).toEqual([]);
   });
 
+  it("the legacy profile and the transcoder see no Node request or response: only the Exchange", () => {
+    const nodeHttp: string[] = [];
+    for (const room of ["legacy", "transcoder"]) {
+      for (const file of sources(join(SRC, room))) {
+        const name = relative(SRC, file);
+        const text = readFileSync(file, "utf8");
+        if (/from "node:http2?"/.test(text)) nodeHttp.push(`${name}: node:http`);
+        if (importsOf(file).includes("wire/http.ts")) nodeHttp.push(`${name}: wire/http.ts`);
+        if (/\bNode(Request|Response|Exchange)\b/.test(text)) nodeHttp.push(`${name}: a Node type`);
+      }
+    }
+    expect(nodeHttp).toEqual([]);
+  });
+
   it("src/ imports only what ships: Node's modules and the dependencies, never a devDependency", () => {
     const { dependencies } = JSON.parse(readFileSync(PACKAGE_JSON, "utf8")) as {
       dependencies: Record<string, string>;
