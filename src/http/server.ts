@@ -80,8 +80,8 @@ interface Route extends Partial<Pick<GatedRoute, "refuse" | "clientTimeoutMs">> 
   /** The declared route (for logs and metrics), when this entry serves `front.path`. */
   match(front: FrontRequest, req: NodeRequest): string | undefined;
   serve(req: NodeRequest, res: NodeResponse, front: FrontRequest): Promise<void> | void;
-  /** Requests of this route that pass without admission (the public services: health, reflection). */
-  exempt?(front: FrontRequest): boolean;
+  /** Requests of this route that pass without admission: the public services (health, reflection), and requests the route refuses itself at once (a wrong verb or content type). */
+  exempt?(front: FrontRequest, req: NodeRequest): boolean;
 }
 
 export function createHttpServer(
@@ -147,7 +147,7 @@ export function createHttpServer(
       const declared = route.match(front, req);
       if (declared !== undefined) {
         front.route = declared;
-        if (route.refuse && !route.exempt?.(front)) {
+        if (route.refuse && !route.exempt?.(front, req)) {
           return front.observed.run(() => gate.pass(front, req, res, route as GatedRoute));
         }
         return front.observed.run(() => route.serve(req, res, front));
@@ -203,7 +203,11 @@ function rpcRoute(
   };
   return {
     match: (front) => methodOf(front)?.path,
-    exempt: (front) => publicServices.has((methodOf(front) as MethodRoute).method.parent.typeName),
+    // Health and reflection; and a request negotiation refuses (405, 415, 505): its answer
+    // costs no more than a refusal would, and says what is really wrong.
+    exempt: (front, req) =>
+      publicServices.has((methodOf(front) as MethodRoute).method.parent.typeName) ||
+      !negotiated(front, req).ok,
     clientTimeoutMs(req, front) {
       const negotiation = negotiated(front, req);
       return (negotiation.ok ? negotiation.adapter : negotiation.speaks)?.clientTimeoutMs(req);
@@ -212,14 +216,13 @@ function rpcRoute(
       const method = methodOf(front) as MethodRoute;
       if (cors.handle(req, res)) return;
       const negotiation = negotiated(front, req);
-      const adapter = negotiation.ok ? negotiation.adapter : negotiation.speaks;
       req.resume();
-      if (!adapter) {
-        sendPrepared(req, res, plainRefusal(error));
-        return;
-      }
+      // Not reached: a request negotiation refuses is exempt (above). Kept for the types.
+      if (!negotiation.ok) return sendPrepared(req, res, plainRefusal(error));
+      const { adapter, type } = negotiation;
       front.refusedCall(adapter.rpcSystem, method.path.slice(1), adapter.name).code = error.code;
-      adapter.writeError(res, undefined, new Headers(), new Headers(), error);
+      // In the request's own form (its codec; a Connect stream's end message), as any error of a call.
+      adapter.writeError(res, type, new Headers(), new Headers(), error);
     },
     serve(req, res, front) {
       const method = methodOf(front) as MethodRoute;

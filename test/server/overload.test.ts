@@ -292,6 +292,38 @@ describe("over capacity: refused before any work, with when to come back", () =>
     expect(client).toMatchObject({ ok: false, code: Code.Unavailable });
   });
 
+  it("gRPC with the JSON codec: the refusal in the request's own content type", async () => {
+    holding = await fill(h);
+    const res = await h2Request(
+      h.baseUrl,
+      {
+        ":method": "POST",
+        ":path": `/${SubscriptionService.typeName}/GetSubscriptions`,
+        "content-type": "application/grpc+json",
+        te: "trailers",
+        authorization: authHeader("admin"),
+      },
+      envelope(Buffer.from("{}")),
+    );
+    const trailers = { ...res.headers, ...res.trailers };
+    expect(res.headers[":status"]).toBe(200);
+    expect(res.headers["content-type"]).toBe("application/grpc+json");
+    expect(trailers["grpc-status"]).toBe(String(Code.Unavailable));
+    expect(trailers["grpc-retry-pushback-ms"]).toBe("1000");
+  });
+
+  it("a request no protocol here serves is answered as such (415) even while calls are refused", async () => {
+    holding = await fill(h);
+    const res = await post(
+      h,
+      `/${SubscriptionService.typeName}/GetSubscriptions`,
+      { "content-type": "application/grpc-web-text", authorization: authHeader("admin") },
+      Buffer.from(Buffer.from(envelope(Buffer.alloc(0))).toString("base64")),
+    );
+    expect(res.status).toBe(415);
+    expect(res.headers["retry-after"]).toBeUndefined();
+  });
+
   it("gRPC-Web: UNAVAILABLE with grpc-retry-pushback-ms in the trailer frame", async () => {
     holding = await fill(h);
     const res = await post(
