@@ -37,6 +37,7 @@ import {
   INTERNAL_MESSAGE,
   legacyError,
   RETRY_AFTER_HEADER,
+  RETRY_PUSHBACK_HEADER,
 } from "../../src/wire/errors";
 
 /** Every code but OK, as gRPC numbers them (0 is OK, 1–16 the rest). */
@@ -267,6 +268,13 @@ describe("domain errors on every wire", () => {
       const error = domainToConnectError(new DomainError(kind, "Some.Code", "m"));
       expect(error.findDetails(ErrorInfoSchema)).toHaveLength(1);
     }
+  });
+});
+
+describe("the refusal headers clients read, by the names their specifications give", () => {
+  it("Retry-After (RFC 9110 §10.2.3) and grpc-retry-pushback-ms (gRFC A6), lower case as HTTP/2 sends them", () => {
+    expect(RETRY_AFTER_HEADER).toBe("retry-after");
+    expect(RETRY_PUSHBACK_HEADER).toBe("grpc-retry-pushback-ms");
   });
 });
 
