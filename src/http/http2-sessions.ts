@@ -1,7 +1,7 @@
 /**
  * The listener's HTTP/2 server and its sessions: the bound on streams per
  * connection, the idle timeout of a session without streams, and the
- * maximum connection age (gRPC's MAX_CONNECTION_AGE: two GOAWAYs, then the
+ * maximum connection age (gRPC's MAX_CONNECTION_AGE: a GOAWAY, then the
  * grace period; docs/operations.md, "Overload"). Connections reach it
  * through emit("connection"); it never listens itself.
  */
@@ -72,6 +72,15 @@ export function createHttp2Sessions(
    * its age, ±10 % so that connections made together do not all go at once;
    * calls in flight then have the grace period to finish. Long-lived clients
    * reconnect, and an L4 balancer spreads them over the instances again.
+   *
+   * One GOAWAY, naming the last stream this side took (`session.close()`).
+   * gRPC servers send two (the first with the largest stream id, a PING,
+   * then the real one), but Node's `goaway()` is no shutdown notice: once
+   * any GOAWAY is out, nghttp2 ignores every new stream without a word, so a
+   * call the client sent while the first was on its way hung until its
+   * deadline (seen under load in the two-instance test). With one GOAWAY the
+   * client learns which streams were not taken — refused, never run — and
+   * retries them on a new connection (grpc-js does so transparently).
    */
   const ageTimer = (session: http2.Http2Session) => {
     const ageMs = limits.h2MaxAgeMs * (0.9 + Math.random() * 0.2);
@@ -79,16 +88,8 @@ export function createHttp2Sessions(
       if (session.closed || session.destroyed) return;
       countAged();
       closed("h2-max-age");
-      // Two GOAWAYs, as gRPC servers send them: the first (last stream 2^31-1) tells
-      // the client to open no more streams here; after a PING round trip no stream of
-      // its can still be on the way, and close() sends the real last stream id. One
-      // GOAWAY alone refuses a stream the client sent while it was in flight.
-      const finish = () => {
-        if (!session.closed && !session.destroyed) session.close();
-        setTimeout(() => session.destroy(), limits.h2MaxAgeGraceMs).unref();
-      };
-      session.goaway(http2.constants.NGHTTP2_NO_ERROR, 2 ** 31 - 1);
-      if (!session.ping(finish)) finish();
+      session.close();
+      setTimeout(() => session.destroy(), limits.h2MaxAgeGraceMs).unref();
     }, ageMs);
     timer.unref();
     return timer;
