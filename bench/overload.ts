@@ -294,6 +294,50 @@ function summarize(
   };
 }
 
+/**
+ * The spikes of one server at each multiplier of its capacity: a pause,
+ * the load fired (`fire`), health probed and RSS watched meanwhile, then the
+ * seconds until throughput is back (`recovered`).
+ */
+async function spikes(
+  side: string,
+  protocol: "http" | "grpc",
+  server: Server,
+  capacity: number,
+  options: OverloadOptions,
+  load: {
+    fire(rate: number, label: string): Promise<Call[]>;
+    recovered(): Promise<number>;
+  },
+): Promise<SpikeResult[]> {
+  const results: SpikeResult[] = [];
+  for (const m of options.multipliers) {
+    await new Promise((r) => setTimeout(r, 2_000));
+    const probes = probeHealth(server.url);
+    const rss = watchRss(server.pid);
+    const calls = await load.fire(capacity * m, `${side}-${m}x`);
+    const probed = await probes.stop();
+    const rssMax = rss.stop();
+    const back = await load.recovered();
+    const result = summarize(
+      side,
+      protocol,
+      m,
+      capacity,
+      options.seconds,
+      calls,
+      (c) => c === 200,
+      (c) => c === 429 || c === 503,
+      probed,
+      rssMax,
+      back,
+    );
+    results.push(result);
+    printSpike(result);
+  }
+  return results;
+}
+
 /** The HTTP spikes of one server: capacity, then each multiplier. */
 export async function httpSpikes(
   tools: OverloadTools,
@@ -309,32 +353,10 @@ export async function httpSpikes(
   if (bad > 0) console.log(`  ${side}: ${bad} non-2xx answers while measuring capacity`);
   console.log(`  ${side}: capacity ${capacity.toFixed(0)} calls/s (wrk, 32 connections)`);
   const file = targets(tools, side, server.url, call);
-  const results: SpikeResult[] = [];
-  for (const m of options.multipliers) {
-    await new Promise((r) => setTimeout(r, 2_000));
-    const probes = probeHealth(server.url);
-    const rss = watchRss(server.pid);
-    const calls = await attack(tools, file, capacity * m, options.seconds, `${side}-${m}x`);
-    const probed = await probes.stop();
-    const rssMax = rss.stop();
-    const back = await recovery(tools, script, url, capacity);
-    const result = summarize(
-      side,
-      "http",
-      m,
-      capacity,
-      options.seconds,
-      calls,
-      (c) => c === 200,
-      (c) => c === 429 || c === 503,
-      probed,
-      rssMax,
-      back,
-    );
-    results.push(result);
-    printSpike(result);
-  }
-  return results;
+  return spikes(side, "http", server, capacity, options, {
+    fire: (rate, label) => attack(tools, file, rate, options.seconds, label),
+    recovered: () => recovery(tools, script, url, capacity),
+  });
 }
 
 export interface FairnessResult {
@@ -433,51 +455,30 @@ export async function grpcSpikes(
   await closed(5);
   const capacity = await closed(10);
   console.log(`  ${side}: gRPC capacity ${capacity.toFixed(0)} calls/s (ghz, 32 in flight)`);
-  const results: SpikeResult[] = [];
-  for (const m of options.multipliers) {
-    await new Promise((r) => setTimeout(r, 2_000));
-    const probes = probeHealth(server.url);
-    const rss = watchRss(server.pid);
-    const args = ghzArgs(ghz, ghzFiles, target, method, authorization, 400, options.seconds)
-      .filter((a) => !a.startsWith("--connections=") && !a.startsWith("--duration-stop"))
-      .concat([
-        `--rps=${Math.round(capacity * m)}`,
-        "--async",
-        "--connections=16",
-        `--timeout=${CLIENT_TIMEOUT_S}s`,
-      ]);
-    const out = await run(args);
-    const report = JSON.parse(out) as { details?: GhzDetail[] };
-    const calls: Call[] = (report.details ?? []).map((d) => ({
-      code: GRPC_CODES[d.status] ?? -1,
-      latencyMs: d.latency / 1e6,
-      retryAfter: true,
-    }));
-    const probed = await probes.stop();
-    const rssMax = rss.stop();
-    const back = await (async () => {
+  return spikes(side, "grpc", server, capacity, options, {
+    async fire(rate) {
+      const args = ghzArgs(ghz, ghzFiles, target, method, authorization, 400, options.seconds)
+        .filter((a) => !a.startsWith("--connections=") && !a.startsWith("--duration-stop"))
+        .concat([
+          `--rps=${Math.round(rate)}`,
+          "--async",
+          "--connections=16",
+          `--timeout=${CLIENT_TIMEOUT_S}s`,
+        ]);
+      const report = JSON.parse(await run(args)) as { details?: GhzDetail[] };
+      return (report.details ?? []).map((d) => ({
+        code: GRPC_CODES[d.status] ?? -1,
+        latencyMs: d.latency / 1e6,
+        retryAfter: true,
+      }));
+    },
+    async recovered() {
       for (let s = 1; s <= RECOVERY_SLICES; s++) {
         if ((await closed(1)) >= 0.9 * capacity) return s;
       }
       return Number.NaN;
-    })();
-    const result = summarize(
-      side,
-      "grpc",
-      m,
-      capacity,
-      options.seconds,
-      calls,
-      (c) => c === 200,
-      (c) => c === 429 || c === 503,
-      probed,
-      rssMax,
-      back,
-    );
-    results.push(result);
-    printSpike(result);
-  }
-  return results;
+    },
+  });
 }
 
 /** ghz's status names as the HTTP-like codes the summary counts (OK 200, refusals 503/429, none 0). */
