@@ -208,9 +208,10 @@ function rpcRoute(
     exempt: (front, req) =>
       publicServices.has((methodOf(front) as MethodRoute).method.parent.typeName) ||
       !negotiated(front, req).ok,
+    // Asked only of a request admission gates: one negotiation took (see exempt).
     clientTimeoutMs(req, front) {
       const negotiation = negotiated(front, req);
-      return (negotiation.ok ? negotiation.adapter : negotiation.speaks)?.clientTimeoutMs(req);
+      return negotiation.ok ? negotiation.adapter.clientTimeoutMs(req) : undefined;
     },
     refuse(req, res, front, error) {
       const method = methodOf(front) as MethodRoute;
