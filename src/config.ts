@@ -1,14 +1,16 @@
 /** Configuration, from environment variables only, checked once at start-up. */
 import { existsSync, readFileSync } from "node:fs";
+import { isIP } from "node:net";
 import type { JSONWebKeySet } from "jose";
 import { type AdmissionConfig, DEFAULT_ADMISSION } from "./admission/admission";
 import {
   BEARER_ASYMMETRIC_ALGORITHMS,
+  BEARER_LIFETIME_S,
   BEARER_MAX_SKEW_S,
   type BearerConfig,
 } from "./auth/bearer-config";
 import { parseJwks } from "./auth/jwks";
-import { type EnvReader, envReader, shown } from "./env";
+import { type EnvReader, envReader, shown, withoutTrailingSlashes } from "./env";
 import { LOG_LEVELS, type LogLevel } from "./log";
 import { loadTracingConfig, type TracingConfig } from "./observability/otel-config";
 
@@ -91,6 +93,20 @@ export interface Config {
   readonly admission: AdmissionConfig;
   /** Connections (docs/operations.md, "Overload"): how many at once, and how long an HTTP/2 one lives. */
   readonly connections: ConnectionLimits;
+  /**
+   * The failure budget of authentication (docs/security.md): failures per
+   * client address and per API key, and the window a full budget empties in
+   * (src/domain/failure-budget.ts's FailureBudgetConfig: config imports no domain).
+   */
+  readonly authFailures: {
+    readonly perAddress: number;
+    readonly perKey: number;
+    readonly windowMs: number;
+  };
+  /** TRUSTED_PROXIES: addresses and CIDR ranges whose X-Forwarded-For names the client; empty: none. */
+  readonly trustedProxies: readonly string[];
+  /** OPS_PORT: /metrics (and the probes) on a port of their own; undefined: on the API port. */
+  readonly ops: { readonly port: number; readonly host: string } | undefined;
 }
 
 /** Limits on the connections of the port. */
@@ -200,7 +216,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       `PUBLIC_URL must be an http:// or https:// URL with no query, fragment or credentials (got ${shown(publicUrlRaw)})`,
     );
   }
-  const publicUrl = publicUrlRaw?.replace(/\/+$/, "");
+  const publicUrl = publicUrlRaw === undefined ? undefined : withoutTrailingSlashes(publicUrlRaw);
   const certFile = value("TLS_CERT_FILE");
   const keyFile = value("TLS_KEY_FILE");
   const clientCaFile = value("TLS_CLIENT_CA_FILE");
@@ -231,6 +247,30 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       3_600_000,
     ),
   });
+  const authFailures = Object.freeze({
+    perAddress: integer("AUTH_FAILURES_PER_ADDRESS", 30, 0, 1_000_000),
+    perKey: integer("AUTH_FAILURES_PER_KEY", 100, 0, 1_000_000),
+    windowMs: integer("AUTH_FAILURE_WINDOW_S", 60, 1, 86_400) * 1000,
+  });
+  const trustedProxies = (value("TRUSTED_PROXIES") ?? "")
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean);
+  for (const entry of trustedProxies) {
+    const problem = trustedProxyProblem(entry);
+    if (problem) problems.push(`TRUSTED_PROXIES: ${shown(entry)} ${problem}`);
+  }
+  const opsPort = value("OPS_PORT") === undefined ? undefined : integer("OPS_PORT", 0, 0, 65535);
+  if (opsPort !== undefined && opsPort !== 0 && opsPort === port) {
+    problems.push(`OPS_PORT must differ from PORT (got ${opsPort} for both)`);
+  }
+  if (opsPort === undefined && value("OPS_HOST") !== undefined) {
+    problems.push("OPS_HOST is set but OPS_PORT is not: set OPS_PORT to serve /metrics apart");
+  }
+  const ops =
+    opsPort === undefined
+      ? undefined
+      : Object.freeze({ port: opsPort, host: value("OPS_HOST") ?? host });
   const tracing = loadTracingConfig(env, problems);
   const bearer = loadBearerConfig(reader, problems);
   const serviceAuthAliases = loadServiceAuthAliases(value("SERVICE_AUTH_ALIASES"), problems);
@@ -263,7 +303,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     tlsReloadIntervalMs,
     admission,
     connections,
+    authFailures,
+    trustedProxies: Object.freeze(trustedProxies),
+    ops,
   });
+}
+
+/** The problem with a TRUSTED_PROXIES entry, or undefined when it is an address or a CIDR range. */
+function trustedProxyProblem(entry: string): string | undefined {
+  const [address = "", bits, extra] = entry.split("/");
+  const family = isIP(address);
+  if (family === 0 || extra !== undefined) return "is not an IP address or CIDR range";
+  if (bits === undefined) return undefined;
+  const n = /^\d{1,3}$/.test(bits) ? Number(bits) : -1;
+  return n >= 0 && n <= (family === 6 ? 128 : 32) ? undefined : "has a prefix length out of range";
 }
 
 /** A "true" or "false" variable (any case); anything else is a problem. */
@@ -378,6 +431,7 @@ function loadBearerConfig(
     "BEARER_REQUIRED_SCOPE",
     "BEARER_ALLOWED_CLIENT_IDS",
     "BEARER_JWKS_COOLDOWN_MS",
+    "BEARER_MAX_LIFETIME_S",
   ];
   const anySet = [issuer, audience, jwksUrl, jwksFile].some((v) => v !== undefined);
   if (!anySet) {
@@ -402,8 +456,9 @@ function loadBearerConfig(
       "BEARER_JWKS_URL or BEARER_JWKS_FILE is required when Bearer tokens are configured",
     );
   }
-  if (jwksUrl !== undefined && !/^https?:\/\/\S+$/.test(jwksUrl)) {
-    problems.push(`BEARER_JWKS_URL must be an http:// or https:// URL (got ${shown(jwksUrl)})`);
+  if (jwksUrl !== undefined) {
+    const problem = jwksUrlProblem(jwksUrl);
+    if (problem) problems.push(`BEARER_JWKS_URL ${problem} (got ${shown(jwksUrl)})`);
   }
   let jwks: JSONWebKeySet | undefined;
   if (jwksFile !== undefined) {
@@ -439,6 +494,12 @@ function loadBearerConfig(
   if (algorithms.length === 0) problems.push("BEARER_ALGORITHMS names no algorithm");
   const clockSkewS = integer("BEARER_CLOCK_SKEW_S", 30, 0, BEARER_MAX_SKEW_S);
   const jwksCooldownMs = integer("BEARER_JWKS_COOLDOWN_MS", 30_000, 0, 3_600_000);
+  const maxLifetimeS = integer(
+    "BEARER_MAX_LIFETIME_S",
+    BEARER_LIFETIME_S.default,
+    BEARER_LIFETIME_S.min,
+    BEARER_LIFETIME_S.max,
+  );
   const clients = value("BEARER_ALLOWED_CLIENT_IDS")
     ?.split(",")
     .map((c) => c.trim())
@@ -456,5 +517,29 @@ function loadBearerConfig(
     requiredScope: value("BEARER_REQUIRED_SCOPE"),
     allowedClientIds: clients && clients.length > 0 ? Object.freeze(clients) : undefined,
     jwksCooldownMs,
+    maxLifetimeS,
   });
+}
+
+/**
+ * The key set comes over https: anyone on the path of an http:// fetch could
+ * hand the service keys of their own. Only a loopback address may be plain
+ * http (an issuer beside the service, and the tests).
+ */
+function jwksUrlProblem(raw: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return "must be an https:// URL";
+  }
+  if (/\s/.test(raw)) return "must be an https:// URL";
+  if (url.username !== "" || url.password !== "") return "must not carry credentials";
+  if (url.protocol === "https:") return undefined;
+  if (url.protocol !== "http:") return "must be an https:// URL";
+  const host = url.hostname.replace(/^\[|\]$/g, "");
+  const loopback = host === "localhost" || host === "::1" || host.startsWith("127.");
+  return loopback && isIP(host === "localhost" ? "127.0.0.1" : host) !== 0
+    ? undefined
+    : "must be an https:// URL (http:// only on a loopback address)";
 }

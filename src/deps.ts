@@ -5,6 +5,7 @@ import type { ServiceAuthAlias } from "./domain/auth";
 import type { CounteragentGroupDeps, CounteragentGroupHooks } from "./domain/counteragent-groups";
 import type { CounteragentDeps } from "./domain/counteragents";
 import type { DeletionMarkDeps, DeletionMarkHooks } from "./domain/deletion-marks";
+import { FailureBudget, type FailureBudgetConfig } from "./domain/failure-budget";
 import type {
   Clock,
   CounteragentMembershipStore,
@@ -32,6 +33,8 @@ export interface Deps extends DeletionMarkDeps, CounteragentDeps, CounteragentGr
   readonly bearer?: BearerAuthenticator;
   /** Other spellings of the ServiceAuth header (SERVICE_AUTH_ALIASES, docs/api.md §5); none by default. */
   readonly serviceAuthAliases?: readonly ServiceAuthAlias[];
+  /** The failure budget of authentication (docs/security.md); undefined: none. */
+  readonly authFailures?: FailureBudget;
 }
 
 export interface DepsOptions {
@@ -48,6 +51,8 @@ export interface DepsOptions {
   readonly bearer?: BearerAuthenticator;
   /** Other spellings of the ServiceAuth header; none unless configured. */
   readonly serviceAuthAliases?: readonly ServiceAuthAlias[];
+  /** The failure budget of authentication; none unless configured. */
+  readonly authFailures?: FailureBudgetConfig;
 }
 
 export function createDeps(database: Database, log: Logger, options: DepsOptions): Deps {
@@ -58,6 +63,7 @@ export function createDeps(database: Database, log: Logger, options: DepsOptions
   const credentials = guard(createCredentialStore(db));
   const boxes = guard(createBoxStore(db));
   const employees = guard(createEmployeeStore(db));
+  const budget = options.authFailures && new FailureBudget(options.authFailures);
   const rights = cached((key) => {
     const [boxId = "", userId = ""] = key.split("\u0000");
     return employees.findRights(boxId, userId);
@@ -79,6 +85,7 @@ export function createDeps(database: Database, log: Logger, options: DepsOptions
     markHooks: options.markHooks,
     bearer: options.bearer,
     serviceAuthAliases: options.serviceAuthAliases,
+    authFailures: budget && !budget.off ? budget : undefined,
     now: options.now ?? (() => new Date()),
     log,
     healthy: () => database.ping(options.healthTimeoutMs),

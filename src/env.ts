@@ -20,6 +20,13 @@ export function shown(raw: string): string {
   return JSON.stringify(cut);
 }
 
+/** A URL without the slashes that end it: a scan, not /\/+$/ (which backtracks; docs/security.md). */
+export function withoutTrailingSlashes(url: string): string {
+  let end = url.length;
+  while (end > 0 && url.charCodeAt(end - 1) === 0x2f /* / */) end--;
+  return url.slice(0, end);
+}
+
 export interface EnvReader {
   /** The trimmed value, or undefined when unset or blank. */
   value(name: string): string | undefined;

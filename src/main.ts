@@ -44,27 +44,32 @@ const reasonOf = (error: unknown) =>
   error instanceof Error ? error.message : String(describeError(error).errorMessage ?? error);
 
 /** What a failed listen means, and what to change. */
-function listenFailure(error: unknown, host: string, port: number): StartupFailure | undefined {
+function listenFailure(
+  error: unknown,
+  host: string,
+  port: number,
+  variable = "PORT",
+): StartupFailure | undefined {
   const code = (error as { code?: unknown } | undefined)?.code;
   if (code === "EADDRINUSE") {
     return new StartupFailure(
       "http",
-      "PORT",
-      `port ${port} on ${host} is in use: stop what listens there, or set PORT to a free port (PORT=0 picks one)`,
+      variable,
+      `port ${port} on ${host} is in use: stop what listens there, or set ${variable} to a free port (${variable}=0 picks one)`,
     );
   }
   if (code === "EACCES") {
     return new StartupFailure(
       "http",
-      "PORT",
-      `not allowed to listen on port ${port}: set PORT to 1024 or above (or grant the capability)`,
+      variable,
+      `not allowed to listen on port ${port}: set ${variable} to 1024 or above (or grant the capability)`,
     );
   }
   if (code === "EADDRNOTAVAIL" || code === "ENOTFOUND" || code === "EAI_AGAIN") {
     return new StartupFailure(
       "http",
-      "HOST",
-      `cannot listen on HOST=${host}: not an address of this machine (127.0.0.1 or 0.0.0.0 work)`,
+      variable === "PORT" ? "HOST" : "OPS_HOST",
+      `cannot listen on ${variable === "PORT" ? "HOST" : "OPS_HOST"}=${host}: not an address of this machine (127.0.0.1 or 0.0.0.0 work)`,
     );
   }
   return undefined;
@@ -243,6 +248,7 @@ async function main(): Promise<void> {
   const deps = createDeps(database, log, {
     bearer: config.bearer ? bearerFromConfig(config.bearer, log) : undefined,
     serviceAuthAliases: config.serviceAuthAliases,
+    authFailures: config.authFailures,
     healthTimeoutMs: config.timeouts.healthMs,
     cache: { ttlMs: config.authCacheTtlMs, maxEntries: config.authCacheMaxEntries },
   });
@@ -257,6 +263,8 @@ async function main(): Promise<void> {
     observer: createObserver(metrics, tracing?.tracer),
     admission: config.admission,
     connections: config.connections,
+    trustedProxies: config.trustedProxies,
+    opsPort: config.ops !== undefined,
   });
   const stop = async (signal: string) => {
     // SIGTERM is an orchestrator: drain so that load balancers stop sending.
@@ -288,7 +296,25 @@ async function main(): Promise<void> {
   }
   const host = address.family === "IPv6" ? `[${address.address}]` : address.address;
   const baseUrl = `${config.tls ? "https" : "http"}://${host}:${address.port}`;
-  log.info("listening", { url: baseUrl, database: database.mode, node: process.version });
+  let opsUrl: string | undefined;
+  if (config.ops) {
+    try {
+      const ops = await server.listenOps(config.ops.port, config.ops.host);
+      opsUrl = `http://${ops.family === "IPv6" ? `[${ops.address}]` : ops.address}:${ops.port}`;
+    } catch (error) {
+      const failure = listenFailure(error, config.ops.host, config.ops.port, "OPS_PORT");
+      if (!failure) throw error;
+      await server.close();
+      await database.close();
+      return fail(failure);
+    }
+  }
+  log.info("listening", {
+    url: baseUrl,
+    ...(opsUrl ? { opsUrl } : {}),
+    database: database.mode,
+    node: process.version,
+  });
   printBanner(
     baseUrl,
     database.mode,

@@ -17,6 +17,8 @@ export interface BearerConfig {
   readonly requiredScope: string | undefined;
   readonly allowedClientIds: readonly string[] | undefined;
   readonly jwksCooldownMs: number;
+  /** The longest token lifetime accepted, `exp` − `iat`, in seconds. */
+  readonly maxLifetimeS: number;
 }
 
 /** Asymmetric JWS algorithms; anything else (HS*, none) is refused at start-up. */
@@ -34,3 +36,5 @@ export const BEARER_ASYMMETRIC_ALGORITHMS = [
   "Ed25519",
 ] as const;
 export const BEARER_MAX_SKEW_S = 120;
+/** BEARER_MAX_LIFETIME_S: its default (a day, the ServiceAuth token's) and its bounds (a minute, a week). */
+export const BEARER_LIFETIME_S = { default: 86_400, min: 60, max: 604_800 } as const;

@@ -10,6 +10,7 @@ import {
   type BearerFailure,
   BearerRefused,
   callerFromClaims,
+  checkLifetime,
   parseBearer,
   refused,
 } from "../domain/bearer";
@@ -25,6 +26,8 @@ export interface BearerSettings extends BearerClaimRules {
   readonly audience: string;
   readonly algorithms: readonly string[];
   readonly clockSkewS: number;
+  /** The longest lifetime accepted, `exp` − `iat` (BEARER_MAX_LIFETIME_S). */
+  readonly maxLifetimeS: number;
 }
 
 export interface BearerAuthenticator {
@@ -51,19 +54,27 @@ export function createBearerAuthenticator(
           throw refused("token_syntax", "the access token is not a signed JWT");
         }
         let payload: Record<string, unknown>;
+        const at = now();
         try {
           ({ payload } = await jwtVerify(token, keys, {
             issuer: settings.issuer,
             audience: settings.audience,
             algorithms: [...settings.algorithms],
             clockTolerance: settings.clockSkewS,
-            currentDate: now(),
+            currentDate: at,
+            requiredClaims: ["exp"],
           }));
         } catch (error) {
           if (error instanceof JwksUnavailable) throw error;
           const [failure, message] = classify(error);
           throw refused(failure, message);
         }
+        checkLifetime(
+          payload,
+          Math.floor(at.getTime() / 1000),
+          settings.clockSkewS,
+          settings.maxLifetimeS,
+        );
         const caller = callerFromClaims(payload, settings);
         log.info("bearer: token accepted", {
           requestId,
@@ -94,6 +105,9 @@ export function createBearerAuthenticator(
 function classify(error: unknown): [BearerFailure, string] {
   if (error instanceof errors.JWTExpired) return ["expired", "the access token has expired"];
   if (error instanceof errors.JWTClaimValidationFailed) {
+    if (error.claim === "exp" && error.reason === "missing") {
+      return ["no_expiry", "the access token has no expiry"];
+    }
     switch (error.claim) {
       case "iss":
         return ["issuer", "the access token's issuer is not accepted"];

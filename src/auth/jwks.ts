@@ -3,8 +3,10 @@
  * start-up) or fetched from a URL. jose's own createRemoteJWKSet is not used:
  * it keeps nothing usable when a refresh fails past its cache age and it has
  * no back-off after a failed fetch. Here:
- * - one fetch at a time (concurrent callers share it), 3 s timeout, at most
- *   64 KiB and 100 keys;
+ * - one fetch at a time (concurrent callers share it), through the one
+ *   outbound client (src/outbound.ts: node:http, not fetch, whose undici
+ *   can crash the process on a peer that closes an unread body), 3 s for the
+ *   whole fetch, at most 64 KiB and 100 keys, no redirect;
  * - the keys are used for 10 minutes, then refetched; if that refetch fails
  *   the keys already held are kept (a rotation still needs the issuer);
  * - an unknown `kid` (or a failed fetch) allows the next fetch only after the
@@ -21,6 +23,7 @@ import {
   type JWSHeaderParameters,
 } from "jose";
 import type { Logger } from "../log";
+import { fetchLimited } from "../outbound";
 
 export const JWKS_TIMEOUT_MS = 3_000;
 export const JWKS_MAX_BYTES = 64 * 1024;
@@ -86,14 +89,13 @@ export function remoteKeySource(options: RemoteKeySourceOptions): KeySource {
   const fetchOnce = async (): Promise<void> => {
     lastAttemptAt = clock();
     try {
-      const res = await fetch(options.url, {
-        signal: AbortSignal.timeout(JWKS_TIMEOUT_MS),
+      const res = await fetchLimited(options.url, {
+        timeoutMs: JWKS_TIMEOUT_MS,
+        maxBytes: JWKS_MAX_BYTES,
         headers: { accept: "application/json" },
-        redirect: "error",
       });
       if (res.status !== 200) throw new Error(`answered HTTP ${res.status}`);
-      const text = await readLimited(res, JWKS_MAX_BYTES);
-      keys = createLocalJWKSet(parseJwks(text));
+      keys = createLocalJWKSet(parseJwks(res.body.toString("utf8")));
       fetchedAt = clock();
     } catch (error) {
       options.log.error("bearer: JWKS fetch failed", {
@@ -127,21 +129,4 @@ export function remoteKeySource(options: RemoteKeySourceOptions): KeySource {
     await refresh();
     return keys(header, token);
   };
-}
-
-async function readLimited(res: Response, max: number): Promise<string> {
-  const declared = Number(res.headers.get("content-length") ?? "0");
-  if (declared > max) throw new Error(`is larger than ${max} bytes`);
-  if (!res.body) return "";
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for await (const chunk of res.body) {
-    size += chunk.byteLength;
-    if (size > max) {
-      await res.body.cancel().catch(() => undefined);
-      throw new Error(`is larger than ${max} bytes`);
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString("utf8");
 }

@@ -24,7 +24,7 @@ import {
   type UnaryRequest,
   type UnaryResponse,
 } from "@connectrpc/connect";
-import type { DecodeFailure } from "../transcoder/exchange";
+import type { DecodeFailure, PendingInput } from "../transcoder/exchange";
 import type { CallContext } from "./context";
 
 /** The call's context, if `req` is a request of ours (an interceptor may use its cheaper ways). */
@@ -86,6 +86,8 @@ export class CallRequest {
     readonly message: Message | AsyncIterable<Message>,
     /** Why the request could not be decoded: the call fails with it where the implementation would run. */
     readonly undecodable?: DecodeFailure,
+    /** How to read the request, not read yet (`message` is empty until then): unary.ts `readInput`. */
+    readonly pending?: PendingInput,
   ) {
     this.method = context.method;
     this.service = context.service;

@@ -25,7 +25,7 @@ import {
   type UnaryResponse,
 } from "@connectrpc/connect";
 import { runInCall } from "../call-scope";
-import { DecodeFailure } from "../transcoder/exchange";
+import { type CallInput, DecodeFailure } from "../transcoder/exchange";
 import { CallContext, type CallInit, FINISHED } from "./context";
 import {
   type AnyFn,
@@ -44,22 +44,21 @@ export type UnaryOutcome =
   | { readonly context: HandlerContext; readonly output?: undefined; readonly error: ConnectError };
 
 /**
- * Runs a unary call: `input` is the decoded request, or why it could not be
- * decoded (DecodeFailure).
+ * Runs a unary call: `input` is the decoded request, why it could not be
+ * decoded (DecodeFailure), or how to read it (PendingInput): then the
+ * interceptors before `readInput` (authentication among them) see an empty
+ * request, and nothing of the body is read unless they pass the call on.
  */
 export async function callUnary(
   interceptors: readonly Interceptor[],
   init: CallInit,
-  input: Message | DecodeFailure,
+  input: CallInput,
 ): Promise<UnaryOutcome> {
   const context = new CallContext(init, undefined);
   const { route } = init;
   try {
     if (route.spec.kind !== "unary") throw new ConnectError("not a unary method", Code.Internal);
-    const request =
-      input instanceof DecodeFailure
-        ? new CallRequest(context, false, create(route.method.input), input)
-        : new CallRequest(context, false, input);
+    const request = requestOf(context, input);
     const res = await runInCall(context, () =>
       unaryChain(interceptors)(request as unknown as UnaryRequest),
     );
@@ -77,6 +76,46 @@ export async function callUnary(
   }
 }
 
+/** The request the interceptors get for `input`. */
+function requestOf(context: CallContext, input: CallInput): CallRequest {
+  const empty = () => create(context.route.method.input);
+  if (input instanceof DecodeFailure) return new CallRequest(context, false, empty(), input);
+  if (typeof input === "function")
+    return new CallRequest(context, false, empty(), undefined, input);
+  return new CallRequest(context, false, input);
+}
+
+/**
+ * The interceptor that reads a pending request (PendingInput), placed after
+ * authentication (src/rpc/pipeline.ts): the interceptors after it, and the
+ * implementation, see the decoded request. Any other request passes as it is.
+ */
+export const readInput: Interceptor = (next) => async (req) => {
+  const pending = req instanceof CallRequest ? req.pending : undefined;
+  if (!pending) return await next(req);
+  const { context } = req as CallRequest;
+  let input: Message | DecodeFailure;
+  try {
+    input = await pending();
+  } catch (error) {
+    if (error instanceof ConnectError) inputErrors.add(error);
+    throw error;
+  }
+  return await next(requestOf(context, input) as unknown as UnaryRequest);
+};
+
+/** Errors of reading a request (its protocol's framing, size, coding): answered as they are. */
+const inputErrors = new WeakSet<ConnectError>();
+
+/**
+ * True for an error reading the request threw (`readInput`): the protocol's
+ * own words (connect-es answers a compressed envelope it cannot read with
+ * `internal` and says why), never an unexpected fault to hide.
+ */
+export function isInputError(error: unknown): boolean {
+  return error instanceof ConnectError && inputErrors.has(error);
+}
+
 /**
  * The innermost step of every unary call: the implementation, or the reason
  * the request could not be decoded. What it needs of the call travels on the
@@ -84,7 +123,10 @@ export async function callUnary(
  * one chain serves every call.
  */
 const unaryLast = async (req: UnaryRequest): Promise<UnaryResponse> => {
-  const { context, undecodable } = req as unknown as CallRequest;
+  const call = req as unknown as CallRequest;
+  // A chain without readInput still runs the call on its request.
+  if (call.pending) return (await readInput(unaryLast as never)(req)) as UnaryResponse;
+  const { context, undecodable } = call;
   if (undecodable) throw undecodable.reason;
   const { route } = context;
   const output = await (route.spec as Extract<MethodImplSpec, { kind: "unary" }>).impl(

@@ -101,15 +101,16 @@ export function serviceAuthSpellings(
 /** ServiceAuth alone: no alias, Bearer off. */
 export const SERVICE_AUTH_ONLY = serviceAuthSpellings();
 
-// A scheme is an HTTP token (RFC 9110 §11.1), then white space.
-// Stryker disable next-line Regex: PARAM skips leading spaces itself, so \s and \s+ read the same
-const SCHEME = /^\s*([!#$%&'*+.^_`|~0-9A-Za-z-]+)\s+/;
-// name = value | name = "quoted value", then a comma (spaces optional) or the end.
-const PARAM = /\s*([A-Za-z_]+)\s*=\s*(?:"([^"]*)"|([^,]*?))\s*(?:,|$)/y;
-
 /**
  * Parses `ServiceAuth svcauth_api_client_id=<key>, svcauth_token=<token>`, or
  * the same in the spelling of an alias: `DiadocAuth ddauth_api_client_id=<key>,ddauth_token=<token>`.
+ *
+ * The grammar: white space, a scheme (an HTTP token, RFC 9110 §11.1), white
+ * space; then parameters `name = value` or `name = "quoted value"`, each
+ * ended by a comma (spaces optional) or the end. An unquoted value runs to
+ * the next comma, its trailing white space removed. It runs before any
+ * credential is checked, so it is a plain scan, linear in the header's
+ * length whatever the header holds (docs/security.md): no regular expression.
  */
 export function parseServiceAuth(
   header: string | null | undefined,
@@ -118,21 +119,25 @@ export function parseServiceAuth(
   if (header === null || header === undefined || header.trim() === "") {
     throw unauthenticated("the Authorization header is missing", spellings.anyChallenge);
   }
-  const scheme = SCHEME.exec(header);
-  const spelled = scheme ? spellings.bySchemes.get((scheme[1] as string).toLowerCase()) : undefined;
-  if (!scheme || !spelled) {
+  let pos = skipSpaces(header, 0);
+  const schemeStart = pos;
+  while (pos < header.length && isTokenChar(header.charCodeAt(pos))) pos++;
+  const afterScheme = skipSpaces(header, pos);
+  const spelled =
+    pos > schemeStart && afterScheme > pos
+      ? spellings.bySchemes.get(header.slice(schemeStart, pos).toLowerCase())
+      : undefined;
+  if (!spelled) {
     throw unauthenticated(spellings.wrongScheme, spellings.anyChallenge);
   }
   const params = new Map<string, string>();
-  const rest = header.slice(scheme[0].length);
-  PARAM.lastIndex = 0;
-  while (PARAM.lastIndex < rest.length) {
-    const match = PARAM.exec(rest);
-    // A match always moves on: a name has at least one character.
-    if (!match) {
+  pos = afterScheme;
+  while (pos < header.length) {
+    const param = nextParam(header, pos);
+    if (!param) {
       throw unauthenticated("the Authorization header is malformed", spellings.challenge);
     }
-    const name = (match[1] as string).toLowerCase();
+    const name = param.name.toLowerCase();
     if (params.has(name)) {
       throw unauthenticated(`the Authorization header repeats ${name}`, spellings.challenge);
     }
@@ -144,8 +149,8 @@ export function parseServiceAuth(
         spellings.challenge,
       );
     }
-    // One of the two value groups always takes part in a match.
-    params.set(name, (match[2] ?? match[3]) as string);
+    params.set(name, param.value);
+    pos = param.end;
   }
   const apiKey = params.get(`${spelled.prefix}_api_client_id`);
   const token = params.get(`${spelled.prefix}_token`);
@@ -158,6 +163,79 @@ export function parseServiceAuth(
   return { apiKey, token };
 }
 
+/**
+ * One parameter from `from`: white space, a name (letters and `_`), `=` with
+ * white space around it, a value; then a comma (the parameter ends after it)
+ * or the end. undefined: no parameter there.
+ */
+function nextParam(
+  text: string,
+  from: number,
+): { name: string; value: string; end: number } | undefined {
+  let pos = skipSpaces(text, from);
+  const nameStart = pos;
+  while (pos < text.length && isNameChar(text.charCodeAt(pos))) pos++;
+  if (pos === nameStart) return undefined;
+  const name = text.slice(nameStart, pos);
+  pos = skipSpaces(text, pos);
+  if (text.charCodeAt(pos) !== 0x3d /* = */) return undefined;
+  const valueStart = skipSpaces(text, pos + 1);
+  // "quoted" (commas allowed inside): up to the next quote, then white space, then a comma or the end.
+  if (text.charCodeAt(valueStart) === 0x22 /* " */) {
+    const close = text.indexOf('"', valueStart + 1);
+    const after = close < 0 ? -1 : skipSpaces(text, close + 1);
+    if (after === text.length || (after >= 0 && text.charCodeAt(after) === 0x2c) /* , */) {
+      const end = after === text.length ? after : after + 1;
+      return { name, value: text.slice(valueStart + 1, close), end };
+    }
+  }
+  // Unquoted (or a quote not closed where it should be): up to the next comma, trailing space removed.
+  const comma = text.indexOf(",", valueStart);
+  let valueEnd = comma < 0 ? text.length : comma;
+  while (valueEnd > valueStart && isSpace(text.charCodeAt(valueEnd - 1))) valueEnd--;
+  return {
+    name,
+    value: text.slice(valueStart, valueEnd),
+    end: comma < 0 ? text.length : comma + 1,
+  };
+}
+
+function skipSpaces(text: string, from: number): number {
+  let pos = from;
+  while (pos < text.length && isSpace(text.charCodeAt(pos))) pos++;
+  return pos;
+}
+
+/** ECMAScript white space and line terminators (what `\s` and `trim()` take). */
+function isSpace(c: number): boolean {
+  if (c <= 0x20) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
+  return (
+    c === 0xa0 ||
+    c === 0x1680 ||
+    (c >= 0x2000 && c <= 0x200a) ||
+    c === 0x2028 ||
+    c === 0x2029 ||
+    c === 0x202f ||
+    c === 0x205f ||
+    c === 0x3000 ||
+    c === 0xfeff
+  );
+}
+
+const isLetter = (c: number) => (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);
+const isNameChar = (c: number) => isLetter(c) || c === 0x5f; /* _ */
+/** RFC 9110 tchar: ALPHA, DIGIT and !#$%&'*+-.^_`|~ */
+const isTokenChar = (c: number) =>
+  isLetter(c) || (c >= 0x30 && c <= 0x39) || TOKEN_SYMBOLS.includes(String.fromCharCode(c));
+const TOKEN_SYMBOLS = "!#$%&'*+-.^_`|~";
+
+/**
+ * The one wording of a refused key or token: whether the API key exists, is
+ * disabled, or the token is unknown or expired, the caller is told the same
+ * (docs/security.md, "What a 401 tells").
+ */
+export const CREDENTIALS_REFUSED = "the API key or the token is unknown, disabled or expired";
+
 /** Checks the API key and the token; the caller is the token's user. */
 export async function authenticate(
   header: string | null | undefined,
@@ -165,16 +243,22 @@ export async function authenticate(
   now: Clock,
   spellings: ServiceAuthSpellings = SERVICE_AUTH_ONLY,
 ): Promise<Caller> {
-  const { apiKey, token } = parseServiceAuth(header, spellings);
+  return await checkCredentials(parseServiceAuth(header, spellings), credentials, now, spellings);
+}
+
+/** Checks parsed credentials against the store (both looked up at once: no timing tells which failed). */
+export async function checkCredentials(
+  { apiKey, token }: ServiceAuthCredentials,
+  credentials: CredentialStore,
+  now: Clock,
+  spellings: ServiceAuthSpellings = SERVICE_AUTH_ONLY,
+): Promise<Caller> {
   const [client, accessToken] = await Promise.all([
     credentials.findApiClient(hashSecret(apiKey)),
     credentials.findToken(hashSecret(token)),
   ]);
-  if (!client?.enabled) {
-    throw unauthenticated("the API client is unknown or disabled", spellings.challenge);
-  }
-  if (!accessToken || accessToken.expiresAt.getTime() <= now().getTime()) {
-    throw unauthenticated("the token is unknown or expired", spellings.challenge);
+  if (!client?.enabled || !accessToken || accessToken.expiresAt.getTime() <= now().getTime()) {
+    throw unauthenticated(CREDENTIALS_REFUSED, spellings.challenge);
   }
   return { userId: accessToken.userId, client: client.name };
 }

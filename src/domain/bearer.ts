@@ -33,6 +33,9 @@ export type BearerFailure =
   | "issuer"
   | "audience"
   | "expired"
+  | "no_expiry"
+  | "issued_in_future"
+  | "lifetime_too_long"
   | "not_yet_valid"
   | "claims"
   | "user_claim"
@@ -149,6 +152,30 @@ function hasScope(claims: Readonly<Record<string, unknown>>, scope: string): boo
   // Stryker disable next-line ArrayDeclaration: a word invented for a claim that is not a string matters only if it is the required scope itself
   const words = (value: unknown): unknown[] => (typeof value === "string" ? value.split(" ") : []);
   return words(spaced).includes(scope) || (Array.isArray(scp) ? scp : words(scp)).includes(scope);
+}
+
+/**
+ * The token's lifetime (docs/api.md §5.1), after the signature and `exp` are
+ * checked: an `exp` is required (a token without one would never expire);
+ * an `iat` later than now beyond the skew is refused; and a token may live
+ * at most `maxLifetimeS` from its `iat` (from now when it has none), so that
+ * a token minted for the year 2200 is no key for life.
+ */
+export function checkLifetime(
+  claims: Readonly<Record<string, unknown>>,
+  nowS: number,
+  skewS: number,
+  maxLifetimeS: number,
+): void {
+  const { exp, iat } = claims;
+  if (typeof exp !== "number") throw refuse("no_expiry", "the access token has no expiry");
+  if (typeof iat === "number" && iat > nowS + skewS) {
+    throw refuse("issued_in_future", "the access token was issued in the future");
+  }
+  const from = typeof iat === "number" ? iat : nowS;
+  if (exp - from > maxLifetimeS + skewS) {
+    throw refuse("lifetime_too_long", "the access token lives longer than this service accepts");
+  }
 }
 
 /** Verified claims → our caller: the user claim, the client, the scope. */

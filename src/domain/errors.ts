@@ -17,6 +17,8 @@ export const ErrorKind = {
   Overloaded: "Overloaded",
   /** The client holds more than its share of an instance others wait for (docs/api.md §4.1). */
   ClientOverShare: "ClientOverShare",
+  /** Too many failed authentications from this address or with this API key (docs/api.md §5). */
+  TooManyFailures: "TooManyFailures",
 } as const;
 export type ErrorKind = (typeof ErrorKind)[keyof typeof ErrorKind];
 
@@ -32,12 +34,16 @@ export class DomainError extends Error {
       readonly cause?: unknown;
       /** WWW-Authenticate of a 401 (or a Bearer 403): a response header on every protocol. */
       readonly challenge?: string;
+      /** A refusal that did nothing: the client may come back after this many seconds (Retry-After). */
+      readonly retryAfterS?: number;
     },
   ) {
     super(message, options);
     this.challenge = options?.challenge;
+    this.retryAfterS = options?.retryAfterS;
   }
   readonly challenge: string | undefined;
+  readonly retryAfterS: number | undefined;
 }
 
 export const invalidArgument = (message: string, errorCode = "Http.BadRequest") =>
@@ -80,10 +86,12 @@ export const overloaded = (retryAfterS: number) =>
     ErrorKind.Overloaded,
     "Service.Overloaded",
     `the service is over its capacity; retry after ${retryAfterS} s`,
+    { retryAfterS },
   );
 export const clientOverShare = (retryAfterS: number) =>
   new DomainError(
     ErrorKind.ClientOverShare,
     "Service.ClientOverShare",
     `this client is over its share of the service; retry after ${retryAfterS} s`,
+    { retryAfterS },
   );

@@ -20,30 +20,16 @@ import { ClientDirectory } from "../admission/clients";
 import { clientOverShare, overloaded } from "../domain/errors";
 import type { Logger } from "../log";
 import { callerKey } from "../rpc/context";
-import {
-  answerHeadersOf,
-  connectToLegacyError,
-  domainToConnectError,
-  RETRY_AFTER_HEADER,
-  RETRY_PUSHBACK_HEADER,
-} from "../wire/errors";
+import { answerHeadersOf, connectToLegacyError, domainToConnectError } from "../wire/errors";
 import type { NodeRequest, NodeResponse } from "../wire/http";
 import { type PreparedError, prepareError } from "../wire/plain";
 import type { FrontRequest } from "./front";
 
 /** The errors each refusal is answered with, made once: a refusal costs no stack trace. */
 function refusalErrors(retryAfterS: number): Record<Refusal, ConnectError> {
-  const retry = {
-    [RETRY_AFTER_HEADER]: String(retryAfterS),
-    [RETRY_PUSHBACK_HEADER]: String(retryAfterS * 1000),
-  };
-  const withRetry = (error: ConnectError) => {
-    for (const [name, value] of Object.entries(retry)) error.metadata.set(name, value);
-    return error;
-  };
   return {
-    [Refusal.Overloaded]: withRetry(domainToConnectError(overloaded(retryAfterS))),
-    [Refusal.ClientShare]: withRetry(domainToConnectError(clientOverShare(retryAfterS))),
+    [Refusal.Overloaded]: domainToConnectError(overloaded(retryAfterS)),
+    [Refusal.ClientShare]: domainToConnectError(clientOverShare(retryAfterS)),
     [Refusal.Deadline]: new ConnectError(
       "the call's deadline passed before it could run",
       Code.DeadlineExceeded,

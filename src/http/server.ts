@@ -8,6 +8,7 @@
  * request gets (request id, access log, observation, the guard) is
  * src/http/front.ts. Building it does not listen; that is main.ts's job.
  */
+import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "@bufbuild/protobuf";
 import type { ConnectError, ConnectRouter } from "@connectrpc/connect";
@@ -27,6 +28,7 @@ import { MAX_REQUEST_BYTES } from "../wire/body";
 import type { NodeRequest, NodeResponse } from "../wire/http";
 import { type PreparedError, sendPrepared } from "../wire/plain";
 import { createAdmissionGate, type GatedRoute } from "./admission";
+import { createClientAddressOf } from "./client-address";
 import { type CorsPolicy, createCorsPolicy } from "./cors";
 import { createDocsRoutes, type DemoCredential } from "./docs";
 import { beginRequest, type FrontRequest, guarded, MAX_SHOWN_PATH } from "./front";
@@ -37,6 +39,11 @@ import { createServiceTranscoder, exchangeOf, pipelineInvoker } from "./transcod
 
 export interface HttpServer {
   listen(port: number, host: string): Promise<AddressInfo>;
+  /**
+   * With `opsPort` on: listens for /metrics and the probes on a port of
+   * their own (HTTP/1.1, cleartext), apart from the API's.
+   */
+  listenOps(port: number, host: string): Promise<AddressInfo>;
   /**
    * Says "not ready" (/readyz 503) while still serving everything, for
    * `drainMs`, so that load balancers stop sending before connections are refused.
@@ -69,6 +76,13 @@ export interface HttpServerOptions {
   readonly admission?: AdmissionConfig;
   /** Limits on connections; absent: DEFAULT_CONNECTION_LIMITS. */
   readonly connections?: ConnectionLimits;
+  /** TRUSTED_PROXIES: addresses and CIDR ranges whose X-Forwarded-For is believed; absent: none. */
+  readonly trustedProxies?: readonly string[];
+  /**
+   * OPS_PORT set: /metrics is served on the operations port only (listenOps),
+   * not on the API's; the probes on both. Absent: everything on one port.
+   */
+  readonly opsPort?: boolean;
 }
 
 /**
@@ -122,16 +136,19 @@ export function createHttpServer(
     observer.admission,
   );
   if (gate.admission) observer.watchAdmission(gate.admission);
+  const healthRoute: Route = {
+    match: (front) => (HEALTH_PATHS.has(front.path) ? front.path : undefined),
+    serve: (req, res, front) => health.handle(req, res, front.path),
+  };
+  const metricsRoute: Route = {
+    match: (front) => (observer.metricsRoute(front.path) ? front.path : undefined),
+    serve: (req, res, front) => observer.metricsRoute(front.path)?.handle(req, res),
+  };
+  const opsApart = options.opsPort === true;
   const table: readonly Route[] = [
     rpcRoute(pipeline, serving, cors, options.publicServices ?? PUBLIC_SERVICES, gate.plainRefusal),
-    {
-      match: (front) => (HEALTH_PATHS.has(front.path) ? front.path : undefined),
-      serve: (req, res, front) => health.handle(req, res, front.path),
-    },
-    {
-      match: (front) => (observer.metricsRoute(front.path) ? front.path : undefined),
-      serve: (req, res, front) => observer.metricsRoute(front.path)?.handle(req, res),
-    },
+    healthRoute,
+    ...(opsApart ? [] : [metricsRoute]),
     {
       match: (front) => docs.route(front.path),
       serve: (req, res, front) => docs.handle(req, res, front.path),
@@ -140,10 +157,14 @@ export function createHttpServer(
     transcodedRoute(transcoder, pipeline, serving, cors, gate.plainRefusal),
   ];
 
-  // Not async: the guard takes the promise a route returns (one promise a request fewer).
-  const onRequest = guarded(deps.log, (req, res) => {
-    const front = beginRequest(req, res, observer, deps.log);
-    for (const route of table) {
+  const clientOf = createClientAddressOf(options.trustedProxies ?? []);
+  const serveByTable = (
+    routes: readonly Route[],
+    front: FrontRequest,
+    req: NodeRequest,
+    res: NodeResponse,
+  ) => {
+    for (const route of routes) {
       const declared = route.match(front, req);
       if (declared !== undefined) {
         front.route = declared;
@@ -154,10 +175,16 @@ export function createHttpServer(
       }
     }
     return front.observed.run(() => notServed(req, res, front));
-  });
+  };
+  const handlerOf = (routes: readonly Route[]) =>
+    // Not async: the guard takes the promise a route returns (one promise a request fewer).
+    guarded(deps.log, (req, res) => {
+      const front = beginRequest(req, res, observer, deps.log, clientOf);
+      return serveByTable(routes, front, req, res);
+    });
 
   const listener = createListener(
-    onRequest,
+    handlerOf(table),
     timeouts,
     deps.log,
     options.tls,
@@ -168,8 +195,15 @@ export function createHttpServer(
     },
   );
   observer.watchConnections(listener.stats);
+  const ops = opsApart
+    ? createOpsListener(handlerOf([healthRoute, metricsRoute]), timeouts)
+    : undefined;
   return {
     listen: (port, host) => listener.listen(port, host),
+    listenOps(port, host) {
+      if (!ops) throw new Error("the operations port is off (opsPort)");
+      return ops.listen(port, host);
+    },
     async drain(drainMs) {
       health.startDraining();
       if (drainMs > 0) await new Promise((resolve) => setTimeout(resolve, drainMs));
@@ -177,9 +211,44 @@ export function createHttpServer(
     async close() {
       health.startDraining();
       shutdown.abort(SHUTDOWN);
-      await listener.close();
+      await Promise.all([listener.close(), ops?.close()]);
       gate.stop();
     },
+  };
+}
+
+/**
+ * The operations port (OPS_PORT): /metrics and the probes, HTTP/1.1 in
+ * cleartext, for Prometheus and the kubelet inside the cluster. Its own
+ * timeouts are the API port's; nothing else is served on it (404).
+ */
+function createOpsListener(
+  handle: (req: NodeRequest, res: NodeResponse) => void,
+  timeouts: Timeouts,
+): { listen(port: number, host: string): Promise<AddressInfo>; close(): Promise<void> } {
+  const server = http.createServer(
+    {
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.requestMs,
+      keepAliveTimeout: timeouts.keepAliveMs,
+    },
+    handle,
+  );
+  return {
+    listen: (port, host) =>
+      new Promise((resolve, reject) => {
+        server.once("error", reject);
+        server.listen(port, host, () => {
+          server.off("error", reject);
+          resolve(server.address() as AddressInfo);
+        });
+      }),
+    close: () =>
+      new Promise((resolve) => {
+        if (!server.listening) return resolve();
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      }),
   };
 }
 

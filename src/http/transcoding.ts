@@ -172,8 +172,10 @@ export function pipelineInvoker(
     unary: (method, input, call) => callUnary(pipeline.interceptors, initOf(method, call), input),
     serverStream(method, input, call) {
       const inputs = (async function* () {
-        if (input instanceof DecodeFailure) throw input.reason;
-        yield input;
+        // Read when the implementation asks for it: after the interceptors.
+        const read = typeof input === "function" ? await input() : input;
+        if (read instanceof DecodeFailure) throw read.reason;
+        yield read;
       })();
       return callStream(pipeline.interceptors, shutdownSignal, initOf(method, call), inputs)
         .outputs;

@@ -4,7 +4,7 @@
  * never repeated). Parsing only: the SDK is loaded by tracing.ts, and only
  * when tracing is on.
  */
-import { type Env, envReader, shown } from "../env";
+import { type Env, envReader, shown, withoutTrailingSlashes } from "../env";
 
 export type Sampler =
   | "always_on"
@@ -122,7 +122,7 @@ export function loadTracingConfig(env: Env, problems: string[]): TracingConfig |
   let samplerRatio = 1;
   const ratioRaw = value("OTEL_TRACES_SAMPLER_ARG");
   if (ratioRaw !== undefined && sampler.endsWith("traceidratio")) {
-    const r = /^\d*\.?\d+$/.test(ratioRaw) ? Number(ratioRaw) : Number.NaN;
+    const r = /^(?:\d*\.)?\d+$/.test(ratioRaw) ? Number(ratioRaw) : Number.NaN;
     if (!(r >= 0 && r <= 1)) {
       problems.push(
         `OTEL_TRACES_SAMPLER_ARG must be a number from 0 to 1 (got ${shown(ratioRaw)})`,
@@ -172,7 +172,9 @@ export function loadTracingConfig(env: Env, problems: string[]): TracingConfig |
   return {
     url:
       tracesEndpoint ??
-      (endpoint ? `${endpoint.replace(/\/+$/, "")}/v1/traces` : "http://localhost:4318/v1/traces"),
+      (endpoint
+        ? `${withoutTrailingSlashes(endpoint)}/v1/traces`
+        : "http://localhost:4318/v1/traces"),
     protocol,
     headers,
     timeoutMs,

@@ -239,11 +239,43 @@ export async function startTracing(options: TracingOptions): Promise<Tracing> {
   };
 }
 
-async function otlpExporter(config: TracingConfig): Promise<SpanExporter> {
+/**
+ * The exporter's connections, each with a deadline (docs/security.md,
+ * "Outbound fetches"): the exporter's own `timeoutMillis` is a socket idle
+ * timer, which a collector dripping a byte at a time resets for ever, and
+ * each export stuck so holds one of its 30 slots until tracing stops. Here a
+ * connection lives at most `ms`, then is destroyed (the export fails, and is
+ * retried on a fresh one within the exporter's deadline); none is kept alive.
+ * Its body is capped by the exporter itself (4 MiB), and it follows no redirect.
+ */
+function deadlineAgent(ms: number) {
+  return async (protocol: string) => {
+    const { Agent } =
+      protocol === "https:" ? await import("node:https") : await import("node:http");
+    const agent = new Agent({ keepAlive: false });
+    const create = agent.createConnection.bind(agent);
+    agent.createConnection = (options, callback) => {
+      const socket = create(options, callback);
+      const timer = setTimeout(() => {
+        socket?.destroy(
+          Object.assign(new Error(`export took over ${ms} ms`), { code: "ETIMEDOUT" }),
+        );
+      }, ms);
+      timer.unref();
+      socket?.once("close", () => clearTimeout(timer));
+      return socket;
+    };
+    return agent;
+  };
+}
+
+/** The OTLP exporter of `config` (exported for the outbound-fault tests). */
+export async function otlpExporter(config: TracingConfig): Promise<SpanExporter> {
   const options = {
     url: config.url,
     headers: { ...config.headers },
     timeoutMillis: config.timeoutMs,
+    httpAgentOptions: deadlineAgent(config.timeoutMs),
   };
   if (config.protocol === "http/json") {
     const { OTLPTraceExporter } = await import("@opentelemetry/exporter-trace-otlp-http");

@@ -5,7 +5,7 @@
  * through `callUnary`/`callStream`, the answer or the error written by the
  * adapter. Nothing here refuses a request: negotiate.ts did, before.
  */
-import type { Message } from "@bufbuild/protobuf";
+
 import { Code, ConnectError } from "@connectrpc/connect";
 import type { CallInit } from "../call/context";
 import { asConnectError } from "../call/messages";
@@ -13,12 +13,12 @@ import type { MethodRoute } from "../call/route";
 import { callStream } from "../call/stream";
 import { callUnary } from "../call/unary";
 import type { Pipeline } from "../rpc/pipeline";
-import { DecodeFailure } from "../transcoder/exchange";
+import { DecodeFailure, type PendingInput } from "../transcoder/exchange";
 import { ENVELOPE_HEADER_BYTES, encodeEnvelope, readBody } from "../wire/body";
 import { type NodeRequest, type NodeResponse, requestHeaders, writeChunk } from "../wire/http";
 import { encodeMessage } from "./codecs";
 import { COMPRESSED_FLAG, decompressMessage, oneEnvelope, streamInputs } from "./envelopes";
-import type { CallSettings, Checked, Codecs, FrontCall, RpcAdapter } from "./face";
+import type { CallSettings, Codecs, FrontCall, RpcAdapter } from "./face";
 import type { Negotiated } from "./negotiate";
 
 export interface ServeOptions {
@@ -30,25 +30,23 @@ export interface ServeOptions {
   readonly maxRequestBytes: number;
 }
 
-const CLOSED = Symbol("closed");
-
 /**
- * A unary call's input: the decoded message, or the error the pipeline
- * answers with (after authentication) when it does not decode; a protocol
- * error answered before any interceptor (too large, not one envelope, not
- * decompressible); or CLOSED, the client gone.
+ * A unary call's input, read when the pipeline asks for it (after
+ * authentication): the decoded message, or the error the pipeline answers
+ * with when it does not decode. A body that cannot be had at all (too large,
+ * not one envelope, not decompressible, the client gone) throws its
+ * ConnectError instead.
  */
-async function unaryInput(
+function unaryInput(
   maxBytes: number,
   adapter: RpcAdapter,
   req: NodeRequest,
   settings: CallSettings,
   route: MethodRoute,
-): Promise<Checked<Message | DecodeFailure> | typeof CLOSED> {
-  let bytes: Uint8Array;
-  try {
+): PendingInput {
+  return async () => {
+    let bytes: Uint8Array;
     if (settings.message !== undefined) {
-      req.resume();
       bytes = settings.message;
       if (settings.requestCoding !== "identity") {
         bytes = await decompressMessage(bytes, settings.requestCoding, maxBytes);
@@ -56,29 +54,24 @@ async function unaryInput(
     } else {
       const enveloped = adapter.enveloped(route);
       const body = await readBody(req, maxBytes + (enveloped ? ENVELOPE_HEADER_BYTES : 0));
-      if (body.kind === "closed") return CLOSED;
+      if (body.kind === "closed") throw new ConnectError("the client went away", Code.Canceled);
       if (body.kind === "too-large") {
-        return {
-          ok: false,
-          error: new ConnectError(
-            `message is larger than configured readMaxBytes ${maxBytes}`,
-            Code.ResourceExhausted,
-          ),
-        };
+        throw new ConnectError(
+          `message is larger than configured readMaxBytes ${maxBytes}`,
+          Code.ResourceExhausted,
+        );
       }
       bytes = enveloped ? await oneEnvelope(settings, body.bytes, maxBytes) : body.bytes;
       if (!enveloped && settings.requestCoding !== "identity") {
         bytes = await decompressMessage(bytes, settings.requestCoding, maxBytes);
       }
     }
-  } catch (error) {
-    return { ok: false, error: asConnectError(error) };
-  }
-  try {
-    return { ok: true, value: settings.codec.parse(route.method.input, bytes) };
-  } catch (error) {
-    return { ok: true, value: new DecodeFailure(error) };
-  }
+    try {
+      return settings.codec.parse(route.method.input, bytes);
+    } catch (error) {
+      return new DecodeFailure(error);
+    }
+  };
 }
 
 /** Serves one call of `route` with the adapter and content type negotiate chose. */
@@ -115,13 +108,9 @@ export async function serveRpc(
     responseHeader: { "content-type": adapter.contentType(settings) },
   };
   if (route.spec.kind === "unary") {
-    const input = await unaryInput(options.maxRequestBytes, adapter, req, settings, route);
-    if (input === CLOSED) return;
-    if (!input.ok) {
-      refuse(input.error);
-      return;
-    }
-    const outcome = await callUnary(options.pipeline.interceptors, init, input.value);
+    if (settings.message !== undefined) req.resume();
+    const input = unaryInput(options.maxRequestBytes, adapter, req, settings, route);
+    const outcome = await callUnary(options.pipeline.interceptors, init, input);
     if (res.destroyed) return;
     if (outcome.error) {
       adapter.writeError(

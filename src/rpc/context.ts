@@ -13,6 +13,15 @@ export const callerKey = createContextKey<Caller | undefined>(undefined, {
   description: "caller",
 });
 
+/**
+ * The client's address (src/http/client-address.ts: the peer, or what a
+ * trusted proxy says), for the failure budget of authentication;
+ * undefined: no front (in memory).
+ */
+export const clientAddressKey = createContextKey<string | undefined>(undefined, {
+  description: "client address",
+});
+
 /** The request id of the front's access log line, for error log lines. */
 export const requestIdKey = createContextKey<string | undefined>(undefined, {
   description: "request id",

@@ -8,6 +8,7 @@
 import type { DescMethod } from "@bufbuild/protobuf";
 import type { ConnectRouter, Interceptor } from "@connectrpc/connect";
 import { type MethodRoute, recordRoutes } from "../call/route";
+import { readInput } from "../call/unary";
 import type { Deps } from "../deps";
 import { CounteragentService, counteragentService } from "./counteragent-service";
 import { DocumentService, documentService } from "./document-service";
@@ -93,6 +94,8 @@ export function createPipeline(deps: Deps, options: PipelineOptions): Pipeline {
     createDepsInterceptor(deps),
     createDeadlineInterceptor(options.callDeadlineMs, deps.log),
     createAuthInterceptor(deps, options.publicServices ?? PUBLIC_SERVICES),
+    // The request is read here, once the caller is known (docs/security.md).
+    readInput,
     requiredFieldsInterceptor,
   ];
   const recorded = recordRoutes(options.routes ?? routes);

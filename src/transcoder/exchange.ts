@@ -42,6 +42,18 @@ export class DecodeFailure {
   constructor(readonly reason: unknown) {}
 }
 
+/**
+ * A request not read yet: the pipeline reads it when it gets there, after
+ * authentication, so that a caller without credentials never has a byte of
+ * its body parsed (docs/security.md). It answers the decoded message or why
+ * it could not be decoded; it throws a ConnectError when the body cannot be
+ * had at all (too large, badly framed, the client gone).
+ */
+export type PendingInput = () => Promise<Message | DecodeFailure>;
+
+/** What a call is given: its request, why it did not decode, or how to read it. */
+export type CallInput = Message | DecodeFailure | PendingInput;
+
 /** What a call in process ended with. */
 export type UnaryResult =
   | { readonly output: Message; readonly error?: undefined }
@@ -52,7 +64,7 @@ export type UnaryResult =
  * implementations and interceptors), never around it.
  */
 export interface Invoker<C = unknown> {
-  unary(method: DescMethod, input: Message | DecodeFailure, call: C): Promise<UnaryResult>;
+  unary(method: DescMethod, input: CallInput, call: C): Promise<UnaryResult>;
   /** A server-streaming call; its answers throw a ConnectError when it fails. */
-  serverStream(method: DescMethod, input: Message | DecodeFailure, call: C): AsyncIterable<Message>;
+  serverStream(method: DescMethod, input: CallInput, call: C): AsyncIterable<Message>;
 }

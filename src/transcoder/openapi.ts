@@ -85,8 +85,9 @@ export function buildOpenApi(bindings: readonly Binding<Profile>[], options: Ope
   const byShape = new Map<string, { path: string; names: string[] }>();
   for (const binding of bindings) {
     let { path, parameters } = pathOf(binding);
-    const names = [...path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1] as string);
-    const shape = path.replace(/\{[^}]+\}/g, "{}");
+    // No "{" inside a variable: each "{" starts one try, which ends at the next brace.
+    const names = [...path.matchAll(/\{([^{}]+)\}/g)].map((m) => m[1] as string);
+    const shape = path.replace(/\{[^{}]+\}/g, "{}");
     const first = byShape.get(shape);
     if (!first) byShape.set(shape, { path, names });
     else if (first.path !== path) {

@@ -290,7 +290,8 @@ function floating(raw: string, bad: (why: string) => never): number {
   if (raw === "NaN") return Number.NaN;
   const infinity = INFINITIES[raw];
   if (infinity !== undefined) return infinity;
-  if (!/^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(raw)) return bad("must be a number");
+  // Digits, then optionally "." and digits; or "." and digits (no two digit runs that can trade characters).
+  if (!/^[-+]?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?$/.test(raw)) return bad("must be a number");
   return Number(raw);
 }
 

@@ -10,7 +10,7 @@
  */
 import type { DescMethod } from "@bufbuild/protobuf";
 import { createContextKey } from "@connectrpc/connect";
-import { DecodeFailure, type Exchange, type Invoker } from "./exchange";
+import { DecodeFailure, type Exchange, type Invoker, type PendingInput } from "./exchange";
 import type { Profile } from "./profile";
 import { type BoundVariable, createRouteTable, type RouteTableOptions } from "./route-table";
 import { type Binding, bindingsOf, type HttpRuleLike } from "./rules";
@@ -98,13 +98,14 @@ export function createTranscoder(
     async serve(found, query, exchange, invoker, call) {
       const { binding, variables } = found;
       const { profile, method } = binding;
-      let input: Awaited<ReturnType<Profile["decode"]>> | DecodeFailure;
-      try {
-        input = await profile.decode(binding, variables, query, exchange);
-      } catch (error) {
-        if (exchange.closed) return;
-        input = new DecodeFailure(error);
-      }
+      // Read when the host's pipeline asks for it: after authentication.
+      const input: PendingInput = async () => {
+        try {
+          return await profile.decode(binding, variables, query, exchange);
+        } catch (error) {
+          return new DecodeFailure(error);
+        }
+      };
       if (method.methodKind === "server_streaming") {
         await profile.answerStream(
           binding,

@@ -61,7 +61,7 @@ export const HTTP_ERRORS = {
     errorCode: "Http.TooManyRequests",
     title: "Too Many Requests",
     described:
-      "This client is over its share of an instance other clients wait for (X-Service-ErrorCode Service.ClientOverShare). Nothing was done; retry after Retry-After seconds.",
+      "This client is over its share of an instance other clients wait for (X-Service-ErrorCode Service.ClientOverShare), or too many authentications failed from its address or with its API key (Auth.TooManyFailures). Nothing was done; retry after Retry-After seconds.",
   },
   413: { errorCode: "Http.PayloadTooLarge", title: "Content Too Large", described: undefined },
   415: {
@@ -185,6 +185,12 @@ export const DOMAIN_ERRORS: Readonly<Record<ErrorKind, KindRow>> = {
     httpStatus: 429,
     reason: "CLIENT_OVER_SHARE",
   },
+  // A quota of the caller's own making, not to be retried at once, as a share.
+  [ErrorKind.TooManyFailures]: {
+    code: Code.ResourceExhausted,
+    httpStatus: 429,
+    reason: "AUTH_FAILURE_BUDGET",
+  },
 };
 
 /**
@@ -221,10 +227,16 @@ export function domainToConnectError(error: DomainError): ConnectError {
     domain: ERROR_DOMAIN,
     metadata: { errorCode: error.errorCode },
   });
+  const metadata: Record<string, string> = {};
+  if (error.challenge) metadata[CHALLENGE_HEADER] = error.challenge;
+  if (error.retryAfterS !== undefined) {
+    metadata[RETRY_AFTER_HEADER] = String(error.retryAfterS);
+    metadata[RETRY_PUSHBACK_HEADER] = String(error.retryAfterS * 1000);
+  }
   return new ConnectError(
     error.message,
     row.code,
-    error.challenge ? { [CHALLENGE_HEADER]: error.challenge } : undefined,
+    metadata,
     [{ desc: ErrorInfoSchema, value: info }],
     error.cause,
   );

@@ -107,6 +107,12 @@ describe("the header's grammar", () => {
   });
 });
 
+/**
+ * One wording whatever was wrong (docs/security.md, "What a 401 tells"): a
+ * 401 never says whether the API key exists.
+ */
+const REFUSED = "the API key or the token is unknown, disabled or expired";
+
 describe("the key and the token against the stored credentials", () => {
   const header = (key: string, token: string) =>
     `ServiceAuth svcauth_api_client_id=${key}, svcauth_token=${token}`;
@@ -134,15 +140,31 @@ describe("the key and the token against the stored credentials", () => {
     for (const key of ["no-such-key", DISABLED_KEY]) {
       expect(
         await refusal(() => authenticate(header(key, USERS.admin.token), h.deps.credentials, now)),
-      ).toEqual(unauthenticated("the API client is unknown or disabled"));
+      ).toEqual(unauthenticated(REFUSED));
     }
+  });
+
+  it("an unknown key, a disabled key, an unknown token and an expired token: the same 401, word for word", async () => {
+    const now = () => new Date("2030-01-01T00:00:00Z");
+    const answers = [];
+    for (const [key, token] of [
+      ["no-such-key", USERS.admin.token],
+      [DISABLED_KEY, USERS.admin.token],
+      [KEY, "no-such-token"],
+      [KEY, USERS.expired.token],
+      ["no-such-key", "no-such-token"],
+    ] as const) {
+      answers.push(await refusal(() => authenticate(header(key, token), h.deps.credentials, now)));
+    }
+    expect(new Set(answers.map((a) => JSON.stringify(a))).size).toBe(1);
+    expect(answers[0]).toEqual(unauthenticated(REFUSED));
   });
 
   it("an unknown token: 401", async () => {
     const now = () => new Date("2030-01-01T00:00:00Z");
     expect(
       await refusal(() => authenticate(header(KEY, "no-such-token"), h.deps.credentials, now)),
-    ).toEqual(unauthenticated("the token is unknown or expired"));
+    ).toEqual(unauthenticated(REFUSED));
   });
 
   it("a token is refused from its expiry on, to the millisecond", async () => {
@@ -157,7 +179,7 @@ describe("the key and the token against the stored credentials", () => {
       await refusal(() =>
         authenticate(header(KEY, USERS.admin.token), h.deps.credentials, exactly),
       ),
-    ).toEqual(unauthenticated("the token is unknown or expired"));
+    ).toEqual(unauthenticated(REFUSED));
   });
 });
 
@@ -175,9 +197,9 @@ describe("an SDK's spelling (SERVICE_AUTH_ALIASES) against the stored credential
 
   it("the same refusals, each challenging both spellings", async () => {
     for (const [header, message] of [
-      [sdkAuthHeader("admin", "no-such-key"), "the API client is unknown or disabled"],
-      [sdkAuthHeader("admin", DISABLED_KEY), "the API client is unknown or disabled"],
-      [sdkAuthHeader("expired"), "the token is unknown or expired"],
+      [sdkAuthHeader("admin", "no-such-key"), REFUSED],
+      [sdkAuthHeader("admin", DISABLED_KEY), REFUSED],
+      [sdkAuthHeader("expired"), REFUSED],
     ]) {
       expect(await refusal(() => authenticate(header, h.deps.credentials, now, sdk))).toEqual({
         ...unauthenticated(message),

@@ -49,6 +49,7 @@ beforeAll(async () => {
       audience: "docflow-api",
       algorithms: ["RS256"],
       clockSkewS: 0,
+      maxLifetimeS: 86_400,
       userClaim: "sub",
     },
     fileKeySource({ keys: [] }),

@@ -9,6 +9,7 @@ import http2 from "node:http2";
 import net from "node:net";
 import { describe, expect, it } from "vitest";
 import type { Timeouts } from "../../src/config";
+import { authHeader, BOX } from "../support/fixture";
 import { type Harness, legacy, TEST_TIMEOUTS, useHarness } from "../support/harness";
 
 const MINUTE = 60_000;
@@ -141,11 +142,13 @@ describe("HTTP/1.1 headers (HEADERS_TIMEOUT_MS)", () => {
 describe("HTTP/1.1 bodies (REQUEST_TIMEOUT_MS)", () => {
   // Node requires the headers limit to be no longer than the request limit.
   const h = useHarness(undefined, only({ requestMs: 800, headersMs: 800 }));
+  // With credentials: a body is read only once they are checked (docs/security.md).
+  const auth = authHeader("admin");
 
   it("a body that never completes gets 408 after the limit, and nothing runs", async () => {
     const c = await connect(h);
     c.socket.write(
-      "POST /UpdateSubscriptions?boxId=b&userId=u HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n0123456789",
+      `POST /UpdateSubscriptions?boxId=${BOX}&userId=u-admin HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\nContent-Length: 100\r\n\r\n0123456789`,
     );
     await othersAreServed(h);
     expectClosedAt(await c.closed, 800);
@@ -155,7 +158,7 @@ describe("HTTP/1.1 bodies (REQUEST_TIMEOUT_MS)", () => {
   it("a body sent one byte at a time is cut off at the limit", async () => {
     const c = await connect(h);
     c.socket.write(
-      "POST /UpdateSubscriptions?boxId=b&userId=u HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n",
+      `POST /UpdateSubscriptions?boxId=${BOX}&userId=u-admin HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\nContent-Length: 100000\r\n\r\n`,
     );
     const drip = setInterval(() => c.socket.writable && c.socket.write("x"), 50);
     const ms = await c.closed;
@@ -172,7 +175,8 @@ describe("HTTP/1.1 bodies (REQUEST_TIMEOUT_MS)", () => {
       const status = await new Promise<number>((resolve) => {
         const stream = session.request({
           ":method": "POST",
-          ":path": "/UpdateSubscriptions?boxId=b&userId=u",
+          ":path": `/UpdateSubscriptions?boxId=${BOX}&userId=u-admin`,
+          authorization: auth,
         });
         stream.write(Buffer.from([0x0a]));
         stream.on("response", (headers) => resolve(Number(headers[":status"])));

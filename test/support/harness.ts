@@ -112,13 +112,20 @@ export const TEST_CACHE = { ttlMs: 5_000, maxEntries: 10_000 };
  */
 export const TEST_ADMISSION: AdmissionConfig = { ...DEFAULT_ADMISSION, queueTargetMs: 10_000 };
 
+/**
+ * The failure budget of test servers: on, as in production, but wide enough
+ * for the hundreds of refused calls the auth and protocol tests send from one
+ * address. The budget's own tests (test/server/security.test.ts) set theirs.
+ */
+export const TEST_AUTH_FAILURES = { perAddress: 100_000, perKey: 100_000, windowMs: 60_000 };
+
 /** Timeouts of test servers: the service's defaults unless a test asks for others. */
 export const TEST_TIMEOUTS: Timeouts = { ...DEFAULT_TIMEOUTS, shutdownMs: 5_000 };
 
 /** What a test may add: test hooks of the domain, a command listener, the server's options, a database. */
 export type HarnessOptions = Pick<
   DepsOptions,
-  "groupHooks" | "markHooks" | "bearer" | "serviceAuthAliases"
+  "groupHooks" | "markHooks" | "bearer" | "serviceAuthAliases" | "authFailures"
 > &
   Pick<DatabaseOptions, "onCommand"> &
   Partial<HttpServerOptions> & {
@@ -183,6 +190,7 @@ export async function startServed(
         markHooks: options.markHooks,
         bearer: options.bearer,
         serviceAuthAliases: options.serviceAuthAliases,
+        authFailures: options.authFailures ?? TEST_AUTH_FAILURES,
       },
     );
     return {
@@ -222,6 +230,8 @@ export async function startHarness(
         (served.tracing ? createObserver(undefined, served.tracing.tracer) : undefined),
       admission: options.admission ?? TEST_ADMISSION,
       connections: options.connections,
+      trustedProxies: options.trustedProxies,
+      opsPort: options.opsPort,
       maxRequestBytes: options.maxRequestBytes,
       routes: options.routes,
     });

@@ -15,7 +15,7 @@ const PACKAGE_JSON = new URL("../../package.json", import.meta.url).pathname;
 /** Each room's files (by path under src/) and the rooms it may import, bottom first. */
 const ROOMS: Record<string, { readonly files: RegExp; readonly mayImport: readonly string[] }> = {
   domain: { files: /^domain\//, mayImport: [] },
-  base: { files: /^(env|log|version|call-scope)\.ts$/, mayImport: [] },
+  base: { files: /^(env|log|version|call-scope|outbound)\.ts$/, mayImport: [] },
   admission: { files: /^admission\//, mayImport: [] },
   transcoder: { files: /^transcoder\//, mayImport: [] },
   wire: { files: /^wire\//, mayImport: ["domain", "gen"] },

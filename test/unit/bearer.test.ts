@@ -11,6 +11,7 @@ const settings = {
   audience: "docflow-api",
   algorithms: ["ES256"],
   clockSkewS: 30,
+  maxLifetimeS: 86_400,
   userClaim: "sub",
 };
 const log = createLogger("silent", () => undefined);

@@ -224,6 +224,81 @@ describe("SERVICE_AUTH_ALIASES (docs/api.md §5)", () => {
   });
 });
 
+describe("the failure budget of authentication (docs/security.md)", () => {
+  it("defaults: 30 failures per address, 100 per API key, a full budget empties in 60 s", () => {
+    expect(loadConfig({}).authFailures).toEqual({ perAddress: 30, perKey: 100, windowMs: 60_000 });
+  });
+  it("each bound: 0 (no budget of that kind) to 1,000,000; a window of 1 s to a day", () => {
+    expect(
+      loadConfig({
+        AUTH_FAILURES_PER_ADDRESS: "0",
+        AUTH_FAILURES_PER_KEY: "1000000",
+        AUTH_FAILURE_WINDOW_S: "86400",
+      }).authFailures,
+    ).toEqual({ perAddress: 0, perKey: 1_000_000, windowMs: 86_400_000 });
+    expect(
+      problemsOf({
+        AUTH_FAILURES_PER_ADDRESS: "-1",
+        AUTH_FAILURES_PER_KEY: "1000001",
+        AUTH_FAILURE_WINDOW_S: "0",
+      }),
+    ).toEqual([
+      'AUTH_FAILURES_PER_ADDRESS must be an integer from 0 to 1000000 (got "-1")',
+      'AUTH_FAILURES_PER_KEY must be an integer from 0 to 1000000 (got "1000001")',
+      'AUTH_FAILURE_WINDOW_S must be an integer from 1 to 86400 (got "0")',
+    ]);
+  });
+});
+
+describe("TRUSTED_PROXIES", () => {
+  it("default: none (X-Forwarded-For is never read)", () => {
+    expect(loadConfig({}).trustedProxies).toEqual([]);
+  });
+  it("addresses and CIDR ranges, IPv4 and IPv6, trimmed", () => {
+    expect(
+      loadConfig({ TRUSTED_PROXIES: " 10.0.0.0/8 , 192.168.1.7,::1, fd00::/8 ," }).trustedProxies,
+    ).toEqual(["10.0.0.0/8", "192.168.1.7", "::1", "fd00::/8"]);
+  });
+  it("anything else is named", () => {
+    expect(
+      problemsOf({ TRUSTED_PROXIES: "proxy.internal,10.0.0.0/33,::1/129,10.0.0.1/8/1,1.2.3.4/x" }),
+    ).toEqual([
+      'TRUSTED_PROXIES: "proxy.internal" is not an IP address or CIDR range',
+      'TRUSTED_PROXIES: "10.0.0.0/33" has a prefix length out of range',
+      'TRUSTED_PROXIES: "::1/129" has a prefix length out of range',
+      'TRUSTED_PROXIES: "10.0.0.1/8/1" is not an IP address or CIDR range',
+      'TRUSTED_PROXIES: "1.2.3.4/x" has a prefix length out of range',
+    ]);
+  });
+});
+
+describe("OPS_PORT, OPS_HOST", () => {
+  it("default: no port of their own (/metrics on the API's)", () => {
+    expect(loadConfig({}).ops).toBeUndefined();
+  });
+  it("a port, on HOST unless OPS_HOST says otherwise", () => {
+    expect(loadConfig({ OPS_PORT: "9090", HOST: "0.0.0.0" }).ops).toEqual({
+      port: 9090,
+      host: "0.0.0.0",
+    });
+    expect(loadConfig({ OPS_PORT: "0", OPS_HOST: "127.0.0.2" }).ops).toEqual({
+      port: 0,
+      host: "127.0.0.2",
+    });
+  });
+  it("the refusals", () => {
+    expect(problemsOf({ OPS_PORT: "8080" })).toEqual([
+      "OPS_PORT must differ from PORT (got 8080 for both)",
+    ]);
+    expect(problemsOf({ OPS_PORT: "65536" })).toEqual([
+      'OPS_PORT must be an integer from 0 to 65535 (got "65536")',
+    ]);
+    expect(problemsOf({ OPS_HOST: "0.0.0.0" })).toEqual([
+      "OPS_HOST is set but OPS_PORT is not: set OPS_PORT to serve /metrics apart",
+    ]);
+  });
+});
+
 describe("the credentials cache", () => {
   it("5 s and 10,000 entries by default; seconds become milliseconds; 0 turns it off", () => {
     expect(loadConfig({})).toMatchObject({ authCacheTtlMs: 5_000, authCacheMaxEntries: 10_000 });
@@ -292,6 +367,7 @@ describe("Bearer: every value as given, every problem's words", () => {
       requiredScope: "docflow",
       allowedClientIds: ["app", "other"],
       jwksCooldownMs: 3_600_000,
+      maxLifetimeS: 86_400,
     });
   });
   it("an empty list of clients means any client", () => {
@@ -301,16 +377,31 @@ describe("Bearer: every value as given, every problem's words", () => {
   });
   it("the words of each refusal", () => {
     expect(problemsOf({ ...base, BEARER_JWKS_URL: "idp.example/jwks" })).toEqual([
-      'BEARER_JWKS_URL must be an http:// or https:// URL (got "idp.example/jwks")',
+      'BEARER_JWKS_URL must be an https:// URL (got "idp.example/jwks")',
     ]);
-    expect(problemsOf({ ...base, BEARER_JWKS_URL: "http://idp.example/ jwks" })).toEqual([
-      'BEARER_JWKS_URL must be an http:// or https:// URL (got "http://idp.example/ jwks")',
+    expect(problemsOf({ ...base, BEARER_JWKS_URL: "https://idp.example/ jwks" })).toEqual([
+      'BEARER_JWKS_URL must be an https:// URL (got "https://idp.example/ jwks")',
     ]);
     expect(problemsOf({ ...base, BEARER_JWKS_URL: "file:https://idp.example/jwks" })).toEqual([
-      'BEARER_JWKS_URL must be an http:// or https:// URL (got "file:https://idp.example/jwks")',
+      'BEARER_JWKS_URL must be an https:// URL (got "file:https://idp.example/jwks")',
     ]);
-    expect(loadConfig({ ...base, BEARER_JWKS_URL: "http://idp.test/jwks" }).bearer?.jwksUrl).toBe(
-      "http://idp.test/jwks",
+    // docs/security.md: anyone on the path of a plain http:// fetch could hand the service its keys.
+    for (const url of ["http://idp.test/jwks", "http://10.0.0.1/jwks", "http://127.example/jwks"]) {
+      expect(problemsOf({ ...base, BEARER_JWKS_URL: url })).toEqual([
+        `BEARER_JWKS_URL must be an https:// URL (http:// only on a loopback address) (got "${url}")`,
+      ]);
+    }
+    for (const url of ["http://127.0.0.1:9/jwks", "http://localhost/jwks", "http://[::1]:9/jwks"]) {
+      expect(loadConfig({ ...base, BEARER_JWKS_URL: url }).bearer?.jwksUrl).toBe(url);
+    }
+    expect(problemsOf({ ...base, BEARER_MAX_LIFETIME_S: "59" })).toEqual([
+      'BEARER_MAX_LIFETIME_S must be an integer from 60 to 604800 (got "59")',
+    ]);
+    expect(problemsOf({ ...base, BEARER_MAX_LIFETIME_S: "604801" })).toEqual([
+      'BEARER_MAX_LIFETIME_S must be an integer from 60 to 604800 (got "604801")',
+    ]);
+    expect(loadConfig({ ...base, BEARER_MAX_LIFETIME_S: "604800" }).bearer?.maxLifetimeS).toBe(
+      604_800,
     );
     expect(problemsOf({ ...base, BEARER_JWKS_FILE: "/x.json" })).toEqual([
       "BEARER_JWKS_URL and BEARER_JWKS_FILE: set exactly one, not both",
@@ -355,7 +446,7 @@ describe("a refused value is shown back", () => {
         BEARER_AUDIENCE: "a",
         BEARER_JWKS_URL: "ftp://u:pw@idp/jwks",
       }),
-    ).toEqual(['BEARER_JWKS_URL must be an http:// or https:// URL (got "ftp://u:***@idp/jwks")']);
+    ).toEqual(['BEARER_JWKS_URL must not carry credentials (got "ftp://u:***@idp/jwks")']);
     expect(problemsOf({ OTEL_TRACES_EXPORTER: "zipkin" })).toEqual([
       'OTEL_TRACES_EXPORTER must be one of otlp, none (got "zipkin")',
     ]);

@@ -67,6 +67,39 @@ describe("an identifier: 1 to 256 code points, not blank, no control character",
   });
 });
 
+describe("the scan and the published pattern agree", () => {
+  it("on every value made of 1 to 4 characters of a set that covers each class of the rule", () => {
+    const pattern = new RegExp(ID_PATTERN, "u");
+    const chars = [
+      "a",
+      " ",
+      "\t",
+      "\u0000",
+      "\u007f",
+      "\u009f",
+      "\u00a0",
+      "\u2000",
+      "\u3000",
+      "\ufeff",
+      "é",
+      "😀",
+    ];
+    const values = [""];
+    for (let n = 0; n < 4; n++) {
+      for (const v of [...values]) for (const c of chars) values.push(v + c);
+    }
+    const differ = values.filter((v) => pattern.test(v) !== isIdentifier(v));
+    expect(differ.map((v) => JSON.stringify(v))).toEqual([]);
+  });
+
+  it("lengths: 256 code points are one, 257 are not, astral characters counted once", () => {
+    expect(isIdentifier("😀".repeat(256))).toBe(true);
+    expect(isIdentifier("😀".repeat(257))).toBe(false);
+    expect(isIdentifier(`${" ".repeat(255)}x`)).toBe(true);
+    expect(isIdentifier(" ".repeat(256))).toBe(false);
+  });
+});
+
 describe("requireId and optionalId", () => {
   it("a required identifier that is absent or blank is 'required' (400)", () => {
     for (const value of [undefined, "", "   ", "\u3000"]) {

@@ -1,0 +1,165 @@
+/**
+ * The failure budget of authentication (docs/api.md §5, docs/security.md,
+ * "Credential guessing"): wrong credentials cost their sender. Each client
+ * address and each API key has a bucket that every failed authentication
+ * fills by one and that empties by itself at `budget` per `windowMs`. A
+ * full bucket refuses the next call (429 `Auth.TooManyFailures`, with when
+ * to come back) before its credentials are looked up, whether they are
+ * right or not: a guesser learns nothing more until the bucket empties.
+ *
+ * A burst (a bucket full, refusing) is reported once, when it ends, with its
+ * counts. Memory is bounded: at most `maxEntries` buckets (the least recently
+ * touched forgotten first), and an empty bucket is no bucket.
+ */
+import { DomainError, ErrorKind } from "./errors";
+
+export interface FailureBudgetConfig {
+  /** Failures a bucket holds before it refuses; 0: no budget for that kind. */
+  readonly perAddress: number;
+  readonly perKey: number;
+  /** A full bucket empties in this long (one failure every windowMs / budget). */
+  readonly windowMs: number;
+}
+
+export const DEFAULT_FAILURE_BUDGET: FailureBudgetConfig = Object.freeze({
+  perAddress: 30,
+  perKey: 100,
+  windowMs: 60_000,
+});
+
+/** A burst that ended: who it came from (an address, or an API key's fingerprint), and its counts. */
+export interface FailureBurst {
+  readonly kind: "address" | "apiKey";
+  readonly who: string;
+  /** Failures counted while the burst lasted, the one that filled the bucket included. */
+  readonly failures: number;
+  /** Calls refused with 429 while the bucket was full. */
+  readonly refused: number;
+  readonly durationMs: number;
+}
+
+interface Bucket {
+  /** Failures in the bucket at `at`. */
+  level: number;
+  at: number;
+  /** An open burst: when it started, and its counts. */
+  burst:
+    | { startedAt: number; failures: number; refused: number; lastRefusedAt: number }
+    | undefined;
+}
+
+/** A refusal: how long until the bucket takes a call again. */
+export const tooManyFailures = (retryAfterS: number) =>
+  new DomainError(
+    ErrorKind.TooManyFailures,
+    "Auth.TooManyFailures",
+    `too many failed authentications from this client; retry after ${retryAfterS} s`,
+    { retryAfterS },
+  );
+
+export class FailureBudget {
+  private readonly buckets = new Map<string, Bucket>();
+
+  constructor(
+    readonly config: FailureBudgetConfig,
+    private readonly clock: () => number = () => performance.now(),
+    private readonly maxEntries = 50_000,
+  ) {}
+
+  /** True when the budget refuses nothing (both kinds 0). */
+  get off(): boolean {
+    return this.config.perAddress === 0 && this.config.perKey === 0;
+  }
+
+  /**
+   * Throws `tooManyFailures` when `address` or `apiKey` (a fingerprint, never
+   * the key) has a full bucket; counts the refusal in its burst.
+   */
+  check(address: string | undefined, apiKey?: string): void {
+    const now = this.clock();
+    const wait = Math.max(
+      this.waitMs(`a:${address}`, address, this.config.perAddress, now),
+      this.waitMs(`k:${apiKey}`, apiKey, this.config.perKey, now),
+    );
+    if (wait > 0) throw tooManyFailures(Math.max(1, Math.ceil(wait / 1000)));
+  }
+
+  /** A failed authentication from `address`, with `apiKey` if the header named one. */
+  fail(address: string | undefined, apiKey?: string): void {
+    const now = this.clock();
+    this.fill(`a:${address}`, address, this.config.perAddress, now);
+    this.fill(`k:${apiKey}`, apiKey, this.config.perKey, now);
+  }
+
+  /**
+   * Closes the bursts whose bucket takes calls again and whose last refusal is
+   * `quietMs` old, and forgets empty buckets; returns the bursts closed.
+   */
+  sweep(quietMs: number): FailureBurst[] {
+    const now = this.clock();
+    const ended: FailureBurst[] = [];
+    for (const [key, bucket] of this.buckets) {
+      const budget = key.startsWith("a:") ? this.config.perAddress : this.config.perKey;
+      const level = this.levelOf(bucket, budget, now);
+      const { burst } = bucket;
+      if (burst && level < budget && now - burst.lastRefusedAt >= quietMs) {
+        ended.push({
+          kind: key.startsWith("a:") ? "address" : "apiKey",
+          who: key.slice(2),
+          failures: burst.failures,
+          refused: burst.refused,
+          durationMs: Math.round(now - burst.startedAt),
+        });
+        bucket.burst = undefined;
+      }
+      if (!bucket.burst && level === 0) this.buckets.delete(key);
+    }
+    return ended;
+  }
+
+  /** True while a burst is open (someone still has to say when it ended). */
+  get bursting(): boolean {
+    for (const bucket of this.buckets.values()) if (bucket.burst) return true;
+    return false;
+  }
+
+  private levelOf(bucket: Bucket, budget: number, now: number): number {
+    const drained = ((now - bucket.at) * budget) / this.config.windowMs;
+    return Math.max(0, bucket.level - drained);
+  }
+
+  private waitMs(key: string, who: string | undefined, budget: number, now: number): number {
+    if (who === undefined || budget === 0) return 0;
+    const bucket = this.buckets.get(key);
+    if (!bucket) return 0;
+    const level = this.levelOf(bucket, budget, now);
+    if (level < budget) return 0;
+    bucket.burst ??= { startedAt: now, failures: 0, refused: 0, lastRefusedAt: now };
+    bucket.burst.refused++;
+    bucket.burst.lastRefusedAt = now;
+    // Until the level is one below the budget: one more call may try.
+    return ((level - budget + 1) * this.config.windowMs) / budget;
+  }
+
+  private fill(key: string, who: string | undefined, budget: number, now: number): void {
+    if (who === undefined || budget === 0) return;
+    let bucket = this.buckets.get(key);
+    if (bucket) {
+      bucket.level = this.levelOf(bucket, budget, now);
+      this.buckets.delete(key); // re-inserted: the most recently touched last
+    } else {
+      bucket = { level: 0, at: now, burst: undefined };
+      if (this.buckets.size >= this.maxEntries) {
+        const oldest = this.buckets.keys().next().value as string;
+        this.buckets.delete(oldest);
+      }
+    }
+    bucket.level = Math.min(budget, bucket.level + 1);
+    bucket.at = now;
+    if (bucket.level >= budget) {
+      bucket.burst ??= { startedAt: now, failures: 0, refused: 0, lastRefusedAt: now };
+    }
+    if (bucket.burst) bucket.burst.failures++;
+    this.buckets.set(key, bucket);
+  }
+}
