@@ -4,7 +4,13 @@
  * only when something reads them; the reasons a call is aborted with.
  */
 import type { DescMethod, DescService } from "@bufbuild/protobuf";
-import { Code, ConnectError, type ContextValues, type HandlerContext } from "@connectrpc/connect";
+import {
+  Code,
+  ConnectError,
+  type ContextValues,
+  createContextKey,
+  type HandlerContext,
+} from "@connectrpc/connect";
 import type { MethodRoute } from "./route";
 
 /** What `new Headers(…)` takes. */
@@ -33,6 +39,7 @@ export interface CallInit {
 
 /** What a call watches to learn that its client went away: Node's response of either HTTP version. */
 export interface Departure {
+  readonly writableEnded: boolean;
   readonly writableFinished: boolean;
   once(event: "close", listener: () => void): unknown;
 }
@@ -46,6 +53,17 @@ export const FINISHED = new ConnectError("the call has finished", Code.Canceled)
 
 /** The reason a call is aborted with when its client went away before the answer was written. */
 const CLIENT_GONE = new ConnectError("the client went away", Code.Canceled);
+
+/**
+ * The implementation's work of a call, which may go on after the call is
+ * answered (its deadline passed, its client left: the answer does not wait
+ * for the database). It settles when the work does; admission gives the
+ * call's room back only then, so that calls a client abandons (a rapid reset)
+ * cannot pile up behind the limit (docs/security.md).
+ */
+export const callWorkKey = createContextKey<Promise<void> | undefined>(undefined, {
+  description: "call work",
+});
 
 /** The reason `shutdownSignal` aborts with: a call can tell shutdown from the client leaving. */
 export const SHUTDOWN = new ConnectError("the server is shutting down", Code.Unavailable);
@@ -101,7 +119,10 @@ export class CallContext implements HandlerContext {
       else this.timer = setTimeout(() => this.abort(DEADLINE), timeoutMs);
     }
     response?.once("close", () => {
-      if (!response.writableFinished) this.abort(CLIENT_GONE);
+      // Not writableFinished alone: an HTTP/2 stream the client reset before any answer
+      // closes with writableFinished true and writableEnded false (Node's compatibility
+      // layer), and its call would run on unseen (docs/security.md, "Rapid reset").
+      if (!(response.writableEnded && response.writableFinished)) this.abort(CLIENT_GONE);
     });
     if (init.requestSignal) this.follow(init.requestSignal);
     if (shutdownSignal) this.follow(shutdownSignal);
@@ -203,6 +224,14 @@ export class CallContext implements HandlerContext {
         reject(error);
         return;
       }
+      // Whoever holds room for the call (admission) waits for its work, not for its answer.
+      this.values.set(
+        callWorkKey,
+        work.then(
+          () => undefined,
+          () => undefined,
+        ),
+      );
       work.then(
         (value) => {
           settle();

@@ -17,6 +17,7 @@ import {
   Ticket,
 } from "../admission/admission";
 import { ClientDirectory } from "../admission/clients";
+import { callWorkKey } from "../call/context";
 import { clientOverShare, overloaded } from "../domain/errors";
 import type { Logger } from "../log";
 import { callerKey } from "../rpc/context";
@@ -132,7 +133,12 @@ export function createAdmissionGate(
     ticket: Ticket,
   ) => {
     const authorization = req.headers.authorization;
-    front.finally = () => release(front, ticket, authorization);
+    front.finally = () => {
+      // A call answered before its work ended (a client that left) keeps its room until then.
+      const work = front.values?.get(callWorkKey);
+      if (work) void work.then(() => release(front, ticket, authorization));
+      else release(front, ticket, authorization);
+    };
     return route.serve(req, res, front);
   };
   const refuse = (

@@ -119,7 +119,8 @@ export function beginRequest(
   });
   const logRequest = () => {
     // A response that never finished was cut short by the client (nginx's 499).
-    const status = res.writableFinished ? res.statusCode : 499;
+    // writableEnded too: an HTTP/2 stream reset before any answer reads as finished.
+    const status = res.writableEnded && res.writableFinished ? res.statusCode : 499;
     const durationNs = process.hrtime.bigint() - started;
     observed.route = front.route;
     observed.end(status, Number(durationNs) / 1e9);
