@@ -10,7 +10,14 @@ import type { BoxAccessDeps } from "./box-access";
 import { openBox } from "./box-access";
 import { reachableDepartments } from "./document-access";
 import { conflict, type DomainError, notFound, permissionDenied } from "./errors";
-import type { Caller, DeletionMarks, DocflowDocument, DocflowMessage, MarkChange } from "./model";
+import {
+  type Caller,
+  type DeletionMarks,
+  type DocflowDocument,
+  type DocflowMessage,
+  HEAD_DEPARTMENT_ID,
+  type MarkChange,
+} from "./model";
 import type { MessageStore } from "./ports";
 import { optionalId, requireId } from "./validate";
 
@@ -137,10 +144,16 @@ async function changeMarks(
     );
   }
   const reaches = reachableDepartments(self, box);
+  // What does not exist is out of reach for an employee who does not reach every
+  // department: 403, as for what exists out of reach, so that neither answer tells
+  // whether an id exists (docs/security.md, "What an answer tells").
+  const seesAll =
+    reaches(HEAD_DEPARTMENT_ID) && box.departments.every((d) => reaches(d.departmentId));
 
   for (let attempt = 1; ; attempt++) {
     const message = await deps.messages.findMessage(boxId, messageId);
     if (!message) {
+      if (!seesAll) throw documentOutOfReach();
       throw notFound(`the box has no message "${messageId}"`, "Message.NotFound");
     }
     const document =
@@ -149,6 +162,7 @@ async function changeMarks(
         ? undefined
         : message.documents.find((d) => d.documentId === documentId);
     if (documentId !== undefined && !document) {
+      if (!seesAll) throw documentOutOfReach();
       throw notFound(`the message has no document "${documentId}"`, "Document.NotFound");
     }
     // The addressed document must be in reach before its state is revealed (403 before 409).

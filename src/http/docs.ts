@@ -3,10 +3,15 @@
  * served from node_modules: the page loads nothing from outside the server)
  * and GET /, which leads to it.
  *
- * The document names the server by an absolute URL, as generators need one
- * (a relative "/" makes them call http://localhost): PUBLIC_URL when the
- * deployment sets it, else the scheme and authority the document was
- * fetched with.
+ * The document names the server (docs/security.md, "Host"): PUBLIC_URL when
+ * the deployment sets it; else the address the service listens on, when
+ * that is one address (generators need an absolute URL: a relative "/"
+ * makes them call http://localhost); else "/". Never what a request's Host
+ * says: a document that repeated it could be poisoned in a shared cache.
+ *
+ * Every answer here carries the browser's defences: a strict Content
+ * Security Policy (the page's assets are all local: no inline script or
+ * style, nothing from elsewhere), no framing, no referrer, no sniffing.
  */
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
@@ -58,11 +63,8 @@ const page = (demo: readonly DemoCredential[]) => `<!doctype html>
   <meta charset="utf-8">
   <title>docflow-api — legacy HTTP API</title>
   <link rel="stylesheet" href="/docs/swagger-ui.css">
+  <link rel="stylesheet" href="/docs/docs.css">
   <link rel="icon" type="image/png" href="/docs/favicon-32x32.png" sizes="32x32">
-  <style>
-    .demo { max-width: 1420px; margin: 1em auto 0; padding: 0 20px; font-family: sans-serif; font-size: 14px; }
-    .demo th { text-align: left; padding-right: 1em; font-weight: normal; color: #555; }
-  </style>
 </head>
 <body>
 ${demoNote(demo)}  <div id="swagger-ui"></div>
@@ -71,6 +73,24 @@ ${demoNote(demo)}  <div id="swagger-ui"></div>
 </body>
 </html>
 `;
+
+/** The page's own style (a file: the policy allows no inline style). */
+const DOCS_CSS = `.demo { max-width: 1420px; margin: 1em auto 0; padding: 0 20px; font-family: sans-serif; font-size: 14px; }
+.demo th { text-align: left; padding-right: 1em; font-weight: normal; color: #555; }
+`;
+
+/**
+ * What a browser may do with the answers here: scripts, styles, images and
+ * calls of this server only (swagger-ui's icons are data: URIs), nothing
+ * inline, no plug-in, no framing, no form posted elsewhere.
+ */
+export const DOCS_HEADERS: Readonly<Record<string, string>> = {
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; font-src 'self'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+  "x-frame-options": "DENY",
+  "referrer-policy": "no-referrer",
+  "cross-origin-opener-policy": "same-origin",
+};
 
 // validatorUrl null: no call to the public validator; BaseLayout: no top bar.
 // The page asks for legacy JSON unless a media type was picked (the server's
@@ -92,6 +112,11 @@ const INIT = `window.ui = SwaggerUIBundle({
 `;
 
 export interface DocsRoutes {
+  /**
+   * The service listens at `url` (one address), or on every address
+   * (undefined): the server of /openapi.json unless PUBLIC_URL names it.
+   */
+  listening(url: string | undefined): void;
   /** The declared route a path belongs to (`/openapi.json`, `/docs`, `/docs/{file}`), if any. */
   route(path: string): string | undefined;
   /** Answers a request on one of those routes. */
@@ -134,15 +159,11 @@ const ROOT_TEXT = `docflow-api: the API page is /docs, the OpenAPI document /ope
 Health: /livez, /readyz. Metrics: /metrics.
 `;
 
-/** Stands for the server URL in the serialized document until a request names it. */
+/** Stands for the server URL in the serialized document until the service knows it. */
 const SERVER_URL_MARK = "\u0000server-url\u0000";
-/** Documents kept for this many distinct authorities; others are served as made, uncompressed. */
-const MAX_AUTHORITIES = 8;
-/** host, host:port, [v6]:port: anything else in Host is not repeated in the document. */
-const AUTHORITY = /^(?:[A-Za-z0-9.-]{1,253}|\[[0-9A-Fa-f:.]{2,45}\])(?::\d{1,5})?$/;
 
 export interface DocsOptions {
-  /** PUBLIC_URL: the URL clients reach the service at; undefined: the one the document was fetched with. */
+  /** PUBLIC_URL: the URL clients reach the service at; undefined: the address it listens on, or "/". */
   readonly publicUrl?: string;
   /** The demo credentials, shown on /docs; empty when the demo fixture is not loaded. */
   readonly demo?: readonly DemoCredential[];
@@ -166,30 +187,14 @@ export function createDocsRoutes(
       `${before}${serverUrl}${after}`,
       compressed,
     );
-  const fixed = options.publicUrl === undefined ? undefined : documentFor(options.publicUrl);
-  const byAuthority = new Map<string, StaticFile>();
-  /** The document for this request: PUBLIC_URL's, or its own authority's. */
-  const openApiFile = (req: NodeRequest): StaticFile => {
-    if (fixed) return fixed;
-    const authority = String(req.headers[":authority"] ?? req.headers.host ?? "");
-    const scheme = "encrypted" in req.socket && req.socket.encrypted ? "https" : "http";
-    const key = AUTHORITY.test(authority) ? `${scheme}://${authority}` : "/";
-    const known = byAuthority.get(key);
-    if (known) return known;
-    if (byAuthority.size >= MAX_AUTHORITIES) {
-      // A client inventing Host values gets its document, but no cached, compressed copy.
-      return documentFor(key, false);
-    }
-    const file = documentFor(key);
-    byAuthority.set(key, file);
-    return file;
-  };
+  let document = documentFor(options.publicUrl ?? "/");
   const assetDir = dirname(createRequire(import.meta.url).resolve("swagger-ui-dist/package.json"));
   // The document and page may change with a release: revalidate (304 when unchanged).
   // The swagger-ui assets change only with the package: cache them for a day.
   const files = new Map<string, StaticFile>([
     ["/docs", staticFile("text/html; charset=utf-8", "no-cache", page(options.demo ?? []))],
     ["/docs/init.js", staticFile("text/javascript; charset=utf-8", "no-cache", INIT)],
+    ["/docs/docs.css", staticFile("text/css; charset=utf-8", "no-cache", DOCS_CSS)],
   ]);
   files.set("/docs/", files.get("/docs") as StaticFile);
   for (const [name, type] of Object.entries(ASSETS)) {
@@ -199,12 +204,16 @@ export function createDocsRoutes(
     );
   }
   return {
+    listening(url) {
+      if (options.publicUrl === undefined) document = documentFor(url ?? "/");
+    },
     route(path) {
       if (path === "/openapi.json" || path === "/docs" || path === "/") return path;
       return path.startsWith("/docs/") ? "/docs/{file}" : undefined;
     },
     async handle(req, res, path) {
       req.resume();
+      for (const [name, value] of Object.entries(DOCS_HEADERS)) res.setHeader(name, value);
       if (req.method !== "GET" && req.method !== "HEAD") {
         sendError(req, res, legacyError(405, `use GET for ${path.slice(0, 200)}`), {
           allow: "GET, HEAD",
@@ -222,7 +231,7 @@ export function createDocsRoutes(
         else res.end(body);
         return;
       }
-      const file = path === "/openapi.json" ? openApiFile(req) : files.get(path);
+      const file = path === "/openapi.json" ? document : files.get(path);
       if (!file) {
         sendError(req, res, legacyError(404, `no such file: ${path.slice(0, 200)}`));
         return;

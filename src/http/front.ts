@@ -76,6 +76,9 @@ export function beginRequest(
   const given = req.headers["x-request-id"];
   const requestId = typeof given === "string" && REQUEST_ID.test(given) ? given : randomUUID();
   res.setHeader("x-request-id", requestId);
+  // Every answer is read as the type it says (docs/security.md): an error text echoing
+  // input is never sniffed into HTML.
+  res.setHeader("x-content-type-options", "nosniff");
   const observed = observer.begin(req, res, path);
   const front: FrontRequest = {
     requestId,

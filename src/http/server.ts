@@ -199,7 +199,16 @@ export function createHttpServer(
     ? createOpsListener(handlerOf([healthRoute, metricsRoute]), timeouts)
     : undefined;
   return {
-    listen: (port, host) => listener.listen(port, host),
+    async listen(port, host) {
+      const address = await listener.listen(port, host);
+      // The server of /openapi.json, unless PUBLIC_URL names it: this one address, or "/".
+      const wildcard = address.address === "0.0.0.0" || address.address === "::";
+      const shown = address.family === "IPv6" ? `[${address.address}]` : address.address;
+      docs.listening(
+        wildcard ? undefined : `${options.tls ? "https" : "http"}://${shown}:${address.port}`,
+      );
+      return address;
+    },
     listenOps(port, host) {
       if (!ops) throw new Error("the operations port is off (opsPort)");
       return ops.listen(port, host);

@@ -52,6 +52,8 @@ function formOf(
       ...headers,
       "x-service-errorcode": error.errorCode,
       "content-type": contentType,
+      // An error text may echo input: never let a browser sniff it into HTML (docs/security.md).
+      "x-content-type-options": "nosniff",
       "content-length": String(Buffer.byteLength(body, "utf8")),
     },
   };
@@ -150,6 +152,7 @@ export function rawErrorResponse(error: LegacyError): string {
     `HTTP/1.1 ${error.status} ${HTTP_ERRORS[error.status].title}`,
     "Connection: close",
     "Content-Type: text/plain; charset=utf-8",
+    "X-Content-Type-Options: nosniff",
     `Content-Length: ${body.length}`,
     `X-Service-ErrorCode: ${error.errorCode}`,
     "",

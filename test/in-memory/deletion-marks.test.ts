@@ -314,6 +314,45 @@ describe("the words of each refusal (legacy bodies show them)", () => {
   });
 });
 
+describe("an employee who does not reach every department learns nothing of ids out of reach (docs/security.md)", () => {
+  // fff96f0 answered 404 Document.NotFound for an id that does not exist and 403 for one
+  // out of reach: the difference told whether a document (or a message) exists.
+  const denied = {
+    ok: false,
+    status: 403,
+    errorCode: "Document.AccessDenied",
+    message: "a document of the call is out of the employee's reach",
+  };
+  it.each(["delete", "restore"] as const)(
+    "%s: an unknown document and one out of reach get the same 403",
+    async (operation) => {
+      // message-mixed: d1 in A (reached), d2 in B (not).
+      const unknown = await op("in-memory", operation, "inA", "message-mixed", "no-such-document");
+      const outOfReach = await op("in-memory", operation, "inA", "message-mixed", "d2");
+      expect(unknown).toEqual(denied);
+      expect(outOfReach).toEqual(denied);
+    },
+  );
+  it.each(["delete", "restore"] as const)(
+    "%s: an unknown message gets it too",
+    async (operation) => {
+      expect(await op("in-memory", operation, "inA", "no-such-message")).toEqual(denied);
+    },
+  );
+  it("an employee who reaches every department is told what does not exist (404)", async () => {
+    expect(
+      await op("in-memory", "delete", "keeper", "message-live", "no-such-document"),
+    ).toMatchObject({
+      status: 404,
+      errorCode: "Document.NotFound",
+    });
+    expect(await op("in-memory", "delete", "keeper", "no-such-message")).toMatchObject({
+      status: 404,
+      errorCode: "Message.NotFound",
+    });
+  });
+});
+
 describe("reach is needed for the documents a call changes, and only for them", () => {
   /** A message of the test's own: d1 in B, marked; d2 in A, not. */
   const half = async (messageMarked = false) => {

@@ -133,6 +133,8 @@ export type HarnessOptions = Pick<
     readonly database?: TestDatabase;
     /** Traces (an in-memory exporter in tests): SERVER spans, MongoDB spans, ids in log lines. */
     readonly tracing?: Promise<Tracing>;
+    /** The address to listen on (default 127.0.0.1; calls go to 127.0.0.1 either way). */
+    readonly listenHost?: string;
     /** Watches the database client as main.ts does for metrics (command and pool monitoring). */
     readonly databaseMonitor?: (client: MongoClient) => void;
   };
@@ -235,7 +237,7 @@ export async function startHarness(
       maxRequestBytes: options.maxRequestBytes,
       routes: options.routes,
     });
-    const address = await server.listen(0, "127.0.0.1");
+    const address = await server.listen(0, options.listenHost ?? "127.0.0.1");
     return {
       ...served,
       baseUrl: `http://127.0.0.1:${address.port}`,
