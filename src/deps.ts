@@ -57,16 +57,26 @@ export interface DepsOptions {
 
 export function createDeps(database: Database, log: Logger, options: DepsOptions): Deps {
   const { db } = database;
-  const cached = <V>(load: (key: string) => Promise<V>) => createReadCache(load, options.cache);
   // A call that is over (deadline, client gone) sends nothing more to the database.
   const guard = <T extends object>(store: T) => guardStore(store, throwIfCallOver);
-  const credentials = guard(createCredentialStore(db));
-  const boxes = guard(createBoxStore(db));
+  // A cached load is shared by every call that asks meanwhile: it is not the first
+  // caller's to cancel (its client leaving must not fail the others). Each caller
+  // checks its own call before it asks; the load itself only translates driver errors.
+  const cached = <V>(load: (key: string) => Promise<V>) => {
+    const read = createReadCache(load, options.cache);
+    return (key: string) => {
+      throwIfCallOver();
+      return read(key);
+    };
+  };
+  const credentials = guardStore(createCredentialStore(db));
+  const boxes = guardStore(createBoxStore(db));
+  const employeeReads = guardStore(createEmployeeStore(db));
   const employees = guard(createEmployeeStore(db));
   const budget = options.authFailures && new FailureBudget(options.authFailures);
   const rights = cached((key) => {
     const [boxId = "", userId = ""] = key.split("\u0000");
-    return employees.findRights(boxId, userId);
+    return employeeReads.findRights(boxId, userId);
   });
   return {
     credentials: {

@@ -102,7 +102,7 @@ export class FailureBudget {
       const budget = key.startsWith("a:") ? this.config.perAddress : this.config.perKey;
       const level = this.levelOf(bucket, budget, now);
       const { burst } = bucket;
-      if (burst && level < budget && now - burst.lastRefusedAt >= quietMs) {
+      if (burst && level <= budget - 1 && now - burst.lastRefusedAt >= quietMs) {
         ended.push({
           kind: key.startsWith("a:") ? "address" : "apiKey",
           who: key.slice(2),
@@ -133,12 +133,12 @@ export class FailureBudget {
     const bucket = this.buckets.get(key);
     if (!bucket) return 0;
     const level = this.levelOf(bucket, budget, now);
-    if (level < budget) return 0;
+    // Full: one more failure would overflow it. It takes a call again once a failure has drained.
+    if (level <= budget - 1) return 0;
     bucket.burst ??= { startedAt: now, failures: 0, refused: 0, lastRefusedAt: now };
     bucket.burst.refused++;
     bucket.burst.lastRefusedAt = now;
-    // Until the level is one below the budget: one more call may try.
-    return ((level - budget + 1) * this.config.windowMs) / budget;
+    return ((level - (budget - 1)) * this.config.windowMs) / budget;
   }
 
   private fill(key: string, who: string | undefined, budget: number, now: number): void {
@@ -156,7 +156,7 @@ export class FailureBudget {
     }
     bucket.level = Math.min(budget, bucket.level + 1);
     bucket.at = now;
-    if (bucket.level >= budget) {
+    if (bucket.level > budget - 1) {
       bucket.burst ??= { startedAt: now, failures: 0, refused: 0, lastRefusedAt: now };
     }
     if (bucket.burst) bucket.burst.failures++;

@@ -53,8 +53,27 @@ describe("GET /docs in a browser", () => {
     const page = await context.newPage();
     const requested: string[] = [];
     page.on("request", (request) => requested.push(request.url()));
+    // docs/security.md: the page works under its Content-Security-Policy, which refuses
+    // anything inline; a refusal would show as a violation event (and a console error).
+    const refusals: string[] = [];
+    page.on("console", (message) => {
+      if (message.type() === "error" && /Content Security Policy/i.test(message.text())) {
+        refusals.push(message.text());
+      }
+    });
+    await page.addInitScript({
+      content: `window.cspViolations = [];
+        document.addEventListener("securitypolicyviolation", (event) => {
+          window.cspViolations.push(event.violatedDirective + " " + event.blockedURI);
+        });`,
+    });
 
-    await page.goto(`${h.baseUrl}/docs`);
+    const answer = await page.goto(`${h.baseUrl}/docs`);
+    const headers = answer?.headers() ?? {};
+    expect(headers["content-security-policy"]).toContain("script-src 'self'");
+    expect(headers["content-security-policy"]).toContain("frame-ancestors 'none'");
+    expect(headers["x-frame-options"]).toBe("DENY");
+    expect(headers["x-content-type-options"]).toBe("nosniff");
     await page.waitForSelector(".opblock", { timeout: 30_000 });
     for (const path of [
       "/Restore",
@@ -79,6 +98,8 @@ describe("GET /docs in a browser", () => {
     expect(await op.locator(".live-responses-table").innerText()).toContain(
       '"IsSubscribed": "false"',
     );
+    expect(await page.evaluate("window.cspViolations")).toEqual([]);
+    expect(refusals).toEqual([]);
 
     await mkdir("test-results", { recursive: true });
     await page.screenshot({ path: "test-results/docs.png", fullPage: false });
