@@ -148,6 +148,37 @@ describe("finding 6: the body is not read before the credentials are checked", (
   });
 });
 
+describe("finding 9: an error text that echoes input is never sniffed into HTML", () => {
+  const h = useHarness();
+  it("a 400 naming an unknown subscription Id of markup: text/plain with nosniff", async () => {
+    const res = await legacy(h, {
+      method: "POST",
+      path: `/UpdateSubscriptions?boxId=${BOX}&userId=u-clerk`,
+      headers: { authorization: authHeader("clerk"), "content-type": "application/json" },
+      body: '{"Subscriptions":[{"Id":"<script>alert(1)</script>","IsSubscribed":"true"}]}',
+    });
+    expect(res.status).toBe(400);
+    expect(res.text).toContain("<script>");
+    expect(res.headers["content-type"]).toBe("text/plain; charset=utf-8");
+    expect(res.headers["x-content-type-options"]).toBe("nosniff");
+  });
+  it("and every other answer of the front: a success, a probe, the document", async () => {
+    for (const path of [
+      "/livez",
+      "/openapi.json",
+      `/GetSubscriptions?boxId=${BOX}&userId=u-clerk`,
+    ]) {
+      const res = await legacy(h, {
+        method: "GET",
+        path,
+        headers: { authorization: authHeader("clerk") },
+      });
+      expect(res.status, path).toBe(200);
+      expect(res.headers["x-content-type-options"], path).toBe("nosniff");
+    }
+  });
+});
+
 describe("finding 4: a failure budget per client address (AUTH_FAILURES_PER_ADDRESS)", () => {
   const lookups: string[] = [];
   let h: Harness;
