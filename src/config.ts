@@ -22,6 +22,8 @@ export interface Timeouts {
   readonly headersMs: number;
   /** The whole request, body included, must arrive within this time (HTTP/1.1 and h2c). */
   readonly requestMs: number;
+  /** An answer handed to Node must reach the client within this time, or its stream (HTTP/1.1: connection) is cut. */
+  readonly sendMs: number;
   /** HTTP/1.1: an idle keep-alive connection is closed after this time. */
   readonly keepAliveMs: number;
   /** h2c: a session with no open stream is closed (GOAWAY) after this time. */
@@ -46,6 +48,7 @@ export const DEFAULT_TIMEOUTS: Timeouts = Object.freeze({
   firstByteMs: 10_000,
   headersMs: 20_000,
   requestMs: 60_000,
+  sendMs: 30_000,
   keepAliveMs: 65_000,
   h2IdleMs: 65_000,
   callDeadlineMs: 10_000,
@@ -137,6 +140,7 @@ const TIMEOUT_VARIABLES: Readonly<Record<keyof Timeouts, [string, number, number
   firstByteMs: ["FIRST_BYTE_TIMEOUT_MS", 1, 600_000],
   headersMs: ["HEADERS_TIMEOUT_MS", 1, 600_000],
   requestMs: ["REQUEST_TIMEOUT_MS", 1, 3_600_000],
+  sendMs: ["SEND_TIMEOUT_MS", 1, 3_600_000],
   keepAliveMs: ["KEEP_ALIVE_TIMEOUT_MS", 1, 3_600_000],
   h2IdleMs: ["H2_IDLE_TIMEOUT_MS", 1, 3_600_000],
   callDeadlineMs: ["CALL_DEADLINE_MS", 1, 600_000],

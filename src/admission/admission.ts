@@ -60,6 +60,8 @@ export interface AdmissionObserver {
 
 /** An admitted call: handed back to `leave` once its answer is out. */
 export class Ticket {
+  /** The slot was given back (`leave` once only, whichever way the call ended first). */
+  left = false;
   constructor(
     readonly client: ClientQueue,
     readonly startedAt: number,

@@ -118,6 +118,8 @@ export function createAdmissionGate(
   admission.start();
 
   const release = (front: FrontRequest, ticket: Ticket, authorization: string | undefined) => {
+    if (ticket.left) return;
+    ticket.left = true;
     admission.leave(ticket);
     // What the call proved of its client, for the next call with the same credentials.
     const caller = front.values?.get(callerKey);
@@ -133,13 +135,28 @@ export function createAdmissionGate(
     ticket: Ticket,
   ) => {
     const authorization = req.headers.authorization;
-    front.finally = () => {
-      // A call answered before its work ended (a client that left) keeps its room until then.
+    // The room is given back once the call's work has ended and its answer is handed to
+    // Node, not when the client has read it: a client that never reads (an HTTP/2 window
+    // left at 0) must not hold room (docs/security.md). A call whose client left keeps
+    // its room until its work ends.
+    const done = () => {
       const work = front.values?.get(callWorkKey);
       if (work) void work.then(() => release(front, ticket, authorization));
       else release(front, ticket, authorization);
     };
-    return route.serve(req, res, front);
+    front.finally = done;
+    let served: Promise<void> | void;
+    try {
+      served = route.serve(req, res, front);
+    } catch (error) {
+      done();
+      throw error;
+    }
+    if (!served) {
+      done();
+      return served;
+    }
+    return served.finally(done);
   };
   const refuse = (
     front: FrontRequest,

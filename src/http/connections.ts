@@ -13,6 +13,9 @@ import { legacyError } from "../wire/errors";
 import type { NodeRequest, NodeResponse } from "../wire/http";
 import { sendError } from "../wire/plain";
 
+/** Addresses kept in the penalty box at most (the oldest penalty is dropped first). */
+const MAX_PENALTIES = 10_000;
+
 /** What the listener counts of its connections, read by the metrics at scrape time. */
 export interface ConnectionStats {
   /** Connections open now. */
@@ -35,8 +38,14 @@ export interface Connections {
   readonly stats: ConnectionStats;
   /** The connections open now, to close on shutdown. */
   readonly open: ReadonlySet<Socket>;
-  /** Takes a new connection into the count; one over the cap is marked to be refused. */
-  admit(socket: Socket): void;
+  /**
+   * Takes a new connection into the count; one over the cap is marked to be
+   * refused. False: the connection comes from an address serving a penalty
+   * (`penalize`) and was closed at once.
+   */
+  admit(socket: Socket): boolean;
+  /** The peer address of `socket` gets no new connection for `ms` (an HTTP/2 reset flood). */
+  penalize(socket: Socket, ms: number): void;
   /** True for a connection over MAX_CONNECTIONS: its first request (or session) is refused, then it closes. */
   isOverLimit(socket: Socket): boolean;
   /** Marks a connection as HTTP/2 (its session, not its requests, keeps it open on shutdown). */
@@ -62,10 +71,22 @@ export function createConnections(
   const overLimit = new WeakSet<Socket>();
   const sockets = new Set<Socket>();
   const h2Sockets = new WeakSet<Socket>();
+  /** Addresses serving a penalty, until when (performance.now()); bounded, the oldest first out. */
+  const penalties = new Map<string, number>();
   return {
     stats,
     open: sockets,
     admit(socket) {
+      const address = socket.remoteAddress;
+      const until = address === undefined ? undefined : penalties.get(address);
+      if (until !== undefined) {
+        if (until > performance.now()) {
+          closed("penalized-address");
+          socket.destroy();
+          return false;
+        }
+        penalties.delete(address as string);
+      }
       if (sockets.size >= limits.max) {
         overLimit.add(socket);
         stats.refused++;
@@ -78,6 +99,14 @@ export function createConnections(
         stats.open = sockets.size;
       });
       socket.on("error", () => socket.destroy());
+      return true;
+    },
+    penalize(socket, ms) {
+      const address = socket.remoteAddress;
+      if (address === undefined) return;
+      penalties.delete(address);
+      if (penalties.size >= MAX_PENALTIES) penalties.delete(penalties.keys().next().value as string);
+      penalties.set(address, performance.now() + ms);
     },
     isOverLimit: (socket) => overLimit.has(socket),
     markH2(socket) {

@@ -7,6 +7,7 @@
  * that request alone, logged with its cause and request id.
  */
 import { randomUUID } from "node:crypto";
+import http2 from "node:http2";
 import { isBearer } from "../domain/bearer";
 import { describeError, type Logger } from "../log";
 import type { Observer, RequestObservation, RpcSystem } from "../observability/observer";
@@ -145,6 +146,27 @@ export function beginRequest(
     });
   };
   return front;
+}
+
+/**
+ * The send deadline (SEND_TIMEOUT_MS, docs/security.md): an answer handed
+ * to Node that the client does not take within `ms` (an HTTP/2 stream whose
+ * window the client leaves at 0, an HTTP/1.1 reader that stopped reading)
+ * is cut: the stream reset (CANCEL), the HTTP/1.1 connection closed. Its
+ * buffers and its stream are freed, and the access log says 499. An answer
+ * still being written (a stream of messages) is not watched: it is its own
+ * call's business.
+ */
+export function watchSend(res: NodeResponse, ms: number): void {
+  if (res.writableFinished || !res.writableEnded || res.destroyed) return;
+  const timer = setTimeout(() => {
+    if (res.writableFinished) return;
+    const { stream } = res as { stream?: { close(code: number): void } };
+    if (stream) stream.close(http2.constants.NGHTTP2_CANCEL);
+    else res.destroy();
+  }, ms);
+  timer.unref();
+  res.once("close", () => clearTimeout(timer));
 }
 
 /**

@@ -6,12 +6,40 @@
  * through emit("connection"); it never listens itself.
  */
 import http2 from "node:http2";
+import type { Socket } from "node:net";
 import type { ConnectionLimits } from "../config";
 import type { LogClosed } from "./connections";
 import type { RequestHandler } from "./requests";
 
 /** SETTINGS_MAX_CONCURRENT_STREAMS of every HTTP/2 connection. */
 export const MAX_CONCURRENT_STREAMS = 256;
+
+/**
+ * Rapid reset (CVE-2023-44487), past what Node and nghttp2 refuse by
+ * themselves (docs/security.md, "HTTP/2 abuse"): a connection whose client
+ * resets more than this many streams before their answer within
+ * RESET_WINDOW_MS gets GOAWAY ENHANCE_YOUR_CALM, and its address no new
+ * connection for RESET_PENALTY_MS, so that reconnecting does not start the
+ * flood again at once. A client that cancels calls as its deadlines pass
+ * stays far below it.
+ */
+export const MAX_RESETS = 100;
+const RESET_WINDOW_MS = 10_000;
+const RESET_PENALTY_MS = 10_000;
+
+/** Counts resets in a window of RESET_WINDOW_MS; true once more than MAX_RESETS. */
+function resetCounter(): () => boolean {
+  let windowStart = 0;
+  let count = 0;
+  return () => {
+    const now = performance.now();
+    if (now - windowStart > RESET_WINDOW_MS) {
+      windowStart = now;
+      count = 0;
+    }
+    return ++count > MAX_RESETS;
+  };
+}
 
 export interface Http2Sessions {
   readonly server: http2.Http2Server;
@@ -28,6 +56,8 @@ export function createHttp2Sessions(
   /** Counts a connection sent GOAWAY for its age. */
   countAged: () => void,
   closed: LogClosed,
+  /** Keeps the peer's address from connecting again for a while (a reset flood). */
+  penalize: (socket: Socket, ms: number) => void,
 ): Http2Sessions {
   const sessions = new Set<http2.Http2Session>();
 
@@ -49,11 +79,22 @@ export function createHttp2Sessions(
         setTimeout(() => session.destroy(), 1_000).unref();
       }, h2IdleMs);
     };
+    const resets = resetCounter();
     session.on("stream", (stream) => {
       open++;
       clearTimeout(timer);
       stream.once("close", () => {
         open--;
+        // Reset by the client before its answer was sent: a rapid reset, if it comes in a flood.
+        if (!stream.headersSent && stream.rstCode !== http2.constants.NGHTTP2_NO_ERROR) {
+          if (resets() && !session.destroyed) {
+            closed("h2-reset-flood");
+            session.goaway(http2.constants.NGHTTP2_ENHANCE_YOUR_CALM);
+            if (session.socket) penalize(session.socket as Socket, RESET_PENALTY_MS);
+            session.destroy();
+            return;
+          }
+        }
         if (open === 0 && !session.closed) arm();
       });
     });

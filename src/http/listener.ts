@@ -65,11 +65,12 @@ export function createListener(
     isStopping,
     connections.countAged,
     closed,
+    connections.penalize,
   );
   const dispatch = createDispatch(h1, h2.server, connections, timeouts.firstByteMs, closed);
   const acceptors = createAcceptors(
     (socket, alpn) => {
-      connections.admit(socket);
+      if (!connections.admit(socket)) return;
       dispatch(socket, alpn);
     },
     tlsSettings,

@@ -31,7 +31,7 @@ import { createAdmissionGate, type GatedRoute } from "./admission";
 import { createClientAddressOf } from "./client-address";
 import { type CorsPolicy, createCorsPolicy } from "./cors";
 import { createDocsRoutes, type DemoCredential } from "./docs";
-import { beginRequest, type FrontRequest, guarded, MAX_SHOWN_PATH } from "./front";
+import { beginRequest, type FrontRequest, guarded, MAX_SHOWN_PATH, watchSend } from "./front";
 import { createHealthEndpoints, HEALTH_PATHS } from "./health";
 import { createListener, type ListenerTls } from "./listener";
 import { serviceOpenApi } from "./openapi";
@@ -180,7 +180,9 @@ export function createHttpServer(
     // Not async: the guard takes the promise a route returns (one promise a request fewer).
     guarded(deps.log, (req, res) => {
       const front = beginRequest(req, res, observer, deps.log, clientOf);
-      return serveByTable(routes, front, req, res);
+      const served = serveByTable(routes, front, req, res);
+      if (!served) return watchSend(res, timeouts.sendMs);
+      return served.then(() => watchSend(res, timeouts.sendMs));
     });
 
   const listener = createListener(

@@ -15,17 +15,21 @@ import { Code } from "@connectrpc/connect";
 import type { CommandStartedEvent } from "mongodb";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SubscriptionService } from "../../gen/docflow/api/v1/subscriptions_pb";
+import { DEFAULT_ADMISSION } from "../../src/admission/admission";
 import { createMetrics } from "../../src/observability/metrics";
 import { createObserver } from "../../src/observability/observer";
 import { authHeader, BOX, KEY, USERS } from "../support/fixture";
+import { FrameType, framesOf, getRequest, PREFACE, settings } from "../support/h2-frames";
 import {
   callRpc,
   type Harness,
   legacy,
   RPC_PROTOCOLS,
   startHarness,
+  TEST_TIMEOUTS,
   useHarness,
 } from "../support/harness";
+import { exchange } from "../support/raw-socket";
 
 const get = SubscriptionService.method.getSubscriptions;
 const update = SubscriptionService.method.updateSubscriptions;
@@ -451,5 +455,34 @@ describe("rapid reset with credentials: a stream the client resets is a call the
       headers: { authorization: authHeader("clerk") },
     });
     expect(res.status).toBe(200);
+  });
+});
+
+describe("a client that never reads its answers holds no room, and its streams are cut (SEND_TIMEOUT_MS)", () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness(undefined, { ...TEST_TIMEOUTS, sendMs: 500 }, undefined, {
+      // Four calls at once, and a short queue: a room held by an unread answer would refuse others.
+      admission: { ...DEFAULT_ADMISSION, initial: 4, min: 4, max: 4, queueTargetMs: 200 },
+    });
+  });
+  afterAll(() => h?.close());
+
+  it("twenty answers left unread (an HTTP/2 window of 0) do not keep another client out; each is reset after the deadline", async () => {
+    const requests = Array.from({ length: 20 }, (_, i) => getRequest(2 * i + 1, "/openapi.json"));
+    const slow = exchange(h.port, [Buffer.concat([PREFACE, settings([[0x4, 0]]), ...requests])], {
+      quietMs: 2_000,
+      localAddress: "127.0.0.4",
+    });
+    // While the twenty wait to be read (fff96f0 held their rooms until the client left).
+    await new Promise((r) => setTimeout(r, 200));
+    for (let i = 0; i < 5; i++) {
+      const res = await legacy(h, { method: "GET", path: "/openapi.json" });
+      expect(res.status).toBe(200);
+    }
+    const frames = framesOf((await slow).bytes);
+    const resets = frames.filter((f) => f.type === FrameType.RST_STREAM);
+    expect(resets.length).toBe(20);
+    expect(resets.every((f) => f.payload.readUInt32BE(0) === 0x8 /* CANCEL */)).toBe(true);
   });
 });

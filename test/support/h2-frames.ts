@@ -78,8 +78,14 @@ export function getRequest(streamId: number, path: string, endStream = true): Bu
   );
 }
 
-export function settings(): Buffer {
-  return frame(FrameType.SETTINGS, 0, 0);
+/** A SETTINGS frame: each [identifier, value] (e.g. [0x4, 0]: SETTINGS_INITIAL_WINDOW_SIZE 0). */
+export function settings(parameters: readonly [number, number][] = []): Buffer {
+  const payload = Buffer.alloc(6 * parameters.length);
+  parameters.forEach(([id, value], i) => {
+    payload.writeUInt16BE(id, 6 * i);
+    payload.writeUInt32BE(value, 6 * i + 2);
+  });
+  return frame(FrameType.SETTINGS, 0, 0, payload);
 }
 
 export function rstStream(streamId: number, code = 0x8 /* CANCEL */): Buffer {

@@ -20,11 +20,17 @@ export interface RawExchange {
 export function exchange(
   port: number,
   chunks: readonly (string | Buffer)[],
-  options: { quietMs?: number; gapMs?: number; endAfterWrite?: boolean } = {},
+  options: {
+    quietMs?: number;
+    gapMs?: number;
+    endAfterWrite?: boolean;
+    /** The client's own address (any 127.x.y.z on Linux): another client, as the server sees it. */
+    localAddress?: string;
+  } = {},
 ): Promise<RawExchange> {
   const quietMs = options.quietMs ?? 1_000;
   return new Promise((resolve, reject) => {
-    const socket = net.connect(port, "127.0.0.1");
+    const socket = net.connect({ port, host: "127.0.0.1", localAddress: options.localAddress });
     const received: Buffer[] = [];
     let quiet: NodeJS.Timeout | undefined;
     let settled = false;
