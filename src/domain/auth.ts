@@ -9,6 +9,9 @@ import { unauthenticated } from "./errors";
 import type { Caller } from "./model";
 import type { Clock, CredentialStore } from "./ports";
 
+/** The longest ServiceAuth header read (an API key and a token, with room to spare). */
+export const MAX_SERVICE_AUTH_LENGTH = 8 * 1024;
+
 export interface ServiceAuthCredentials {
   readonly apiKey: string;
   readonly token: string;
@@ -119,12 +122,18 @@ export function parseServiceAuth(
   if (header === null || header === undefined || header.trim() === "") {
     throw unauthenticated("the Authorization header is missing", spellings.anyChallenge);
   }
+  // An API key and a token are short: a longer header is refused unread (docs/security.md).
+  if (header.length > MAX_SERVICE_AUTH_LENGTH) {
+    throw unauthenticated("the Authorization header is too large", spellings.challenge);
+  }
   let pos = skipSpaces(header, 0);
   const schemeStart = pos;
-  while (pos < header.length && isTokenChar(header.charCodeAt(pos))) pos++;
+  // charCodeAt past the end is NaN, which no class takes: the scans need no bound.
+  while (isTokenChar(header.charCodeAt(pos))) pos++;
   const afterScheme = skipSpaces(header, pos);
+  // No scheme at all reads as "", which no spelling has.
   const spelled =
-    pos > schemeStart && afterScheme > pos
+    afterScheme > pos
       ? spellings.bySchemes.get(header.slice(schemeStart, pos).toLowerCase())
       : undefined;
   if (!spelled) {
@@ -174,35 +183,41 @@ function nextParam(
 ): { name: string; value: string; end: number } | undefined {
   let pos = skipSpaces(text, from);
   const nameStart = pos;
-  while (pos < text.length && isNameChar(text.charCodeAt(pos))) pos++;
+  while (isNameChar(text.charCodeAt(pos))) pos++;
   if (pos === nameStart) return undefined;
   const name = text.slice(nameStart, pos);
   pos = skipSpaces(text, pos);
-  if (text.charCodeAt(pos) !== 0x3d /* = */) return undefined;
+  if (text.charCodeAt(pos) !== EQUALS) return undefined;
   const valueStart = skipSpaces(text, pos + 1);
   // "quoted" (commas allowed inside): up to the next quote, then white space, then a comma or the end.
-  if (text.charCodeAt(valueStart) === 0x22 /* " */) {
+  if (text.charCodeAt(valueStart) === QUOTE) {
     const close = text.indexOf('"', valueStart + 1);
-    const after = close < 0 ? -1 : skipSpaces(text, close + 1);
-    if (after === text.length || (after >= 0 && text.charCodeAt(after) === 0x2c) /* , */) {
-      const end = after === text.length ? after : after + 1;
-      return { name, value: text.slice(valueStart + 1, close), end };
+    // No closing quote (-1): the scan from 0 stops at the scheme, which is neither a comma nor the end.
+    const after = skipSpaces(text, close + 1);
+    const next = text.charCodeAt(after);
+    if (close !== -1 && (next === COMMA || Number.isNaN(next))) {
+      return { name, value: text.slice(valueStart + 1, close), end: after + 1 };
     }
   }
   // Unquoted (or a quote not closed where it should be): up to the next comma, trailing space removed.
   const comma = text.indexOf(",", valueStart);
-  let valueEnd = comma < 0 ? text.length : comma;
-  while (valueEnd > valueStart && isSpace(text.charCodeAt(valueEnd - 1))) valueEnd--;
-  return {
-    name,
-    value: text.slice(valueStart, valueEnd),
-    end: comma < 0 ? text.length : comma + 1,
-  };
+  const stop = comma === -1 ? text.length : comma;
+  return { name, value: withoutTrailingSpaces(text.slice(valueStart, stop)), end: stop + 1 };
 }
+
+function withoutTrailingSpaces(value: string): string {
+  let end = value.length;
+  while (isSpace(value.charCodeAt(end - 1))) end--;
+  return value.slice(0, end);
+}
+
+const EQUALS = 0x3d;
+const QUOTE = 0x22;
+const COMMA = 0x2c;
 
 function skipSpaces(text: string, from: number): number {
   let pos = from;
-  while (pos < text.length && isSpace(text.charCodeAt(pos))) pos++;
+  while (isSpace(text.charCodeAt(pos))) pos++;
   return pos;
 }
 

@@ -12,6 +12,8 @@ import { isIdentifier } from "./validate";
 export const REALM = "docflow-api";
 /** A token longer than this is refused before any key lookup. */
 export const MAX_TOKEN_BYTES = 8 * 1024;
+/** What a Bearer header may hold beside its token: the scheme and blanks around. */
+const MAX_BEARER_FRAME = 256;
 
 /** What the claim rules need from the configuration. */
 export interface BearerClaimRules {
@@ -128,6 +130,10 @@ function refuse(failure: BearerFailure, message: string): BearerRefused {
  * that fails here never reaches a key lookup.
  */
 export function parseBearer(header: string): string {
+  // A header that cannot hold a token within the limit is refused unread.
+  if (header.length > MAX_TOKEN_BYTES + MAX_BEARER_FRAME) {
+    throw refuse("token_too_large", "the access token is too large");
+  }
   const match = BEARER_HEADER.exec(header);
   if (!match?.[1]) {
     throw refuse("malformed_header", "the Authorization header is not `Bearer <token>`");

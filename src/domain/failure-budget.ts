@@ -21,12 +21,6 @@ export interface FailureBudgetConfig {
   readonly windowMs: number;
 }
 
-export const DEFAULT_FAILURE_BUDGET: FailureBudgetConfig = Object.freeze({
-  perAddress: 30,
-  perKey: 100,
-  windowMs: 60_000,
-});
-
 /** A burst that ended: who it came from (an address, or an API key's fingerprint), and its counts. */
 export interface FailureBurst {
   readonly kind: "address" | "apiKey";
@@ -77,18 +71,28 @@ export class FailureBudget {
    */
   check(address: string | undefined, apiKey?: string): void {
     const now = this.clock();
-    const wait = Math.max(
-      this.waitMs(`a:${address}`, address, this.config.perAddress, now),
-      this.waitMs(`k:${apiKey}`, apiKey, this.config.perKey, now),
-    );
+    let wait = 0;
+    for (const [key, budget] of this.slots(address, apiKey)) {
+      wait = Math.max(wait, this.waitMs(key, budget, now));
+    }
     if (wait > 0) throw tooManyFailures(Math.max(1, Math.ceil(wait / 1000)));
   }
 
   /** A failed authentication from `address`, with `apiKey` if the header named one. */
   fail(address: string | undefined, apiKey?: string): void {
     const now = this.clock();
-    this.fill(`a:${address}`, address, this.config.perAddress, now);
-    this.fill(`k:${apiKey}`, apiKey, this.config.perKey, now);
+    for (const [key, budget] of this.slots(address, apiKey)) this.fill(key, budget, now);
+  }
+
+  /** The buckets a call counts in, with their budgets: none for what is unknown or has no budget. */
+  private slots(address: string | undefined, apiKey: string | undefined): [string, number][] {
+    const slots: [string, number][] = [];
+    if (address !== undefined && this.config.perAddress > 0) {
+      slots.push([`a:${address}`, this.config.perAddress]);
+    }
+    if (apiKey !== undefined && this.config.perKey > 0)
+      slots.push([`k:${apiKey}`, this.config.perKey]);
+    return slots;
   }
 
   /**
@@ -117,6 +121,11 @@ export class FailureBudget {
     return ended;
   }
 
+  /** Buckets held now (memory: an empty bucket is forgotten at the sweep). */
+  get size(): number {
+    return this.buckets.size;
+  }
+
   /** True while a burst is open (someone still has to say when it ended). */
   get bursting(): boolean {
     for (const bucket of this.buckets.values()) if (bucket.burst) return true;
@@ -128,8 +137,7 @@ export class FailureBudget {
     return Math.max(0, bucket.level - drained);
   }
 
-  private waitMs(key: string, who: string | undefined, budget: number, now: number): number {
-    if (who === undefined || budget === 0) return 0;
+  private waitMs(key: string, budget: number, now: number): number {
     const bucket = this.buckets.get(key);
     if (!bucket) return 0;
     const level = this.levelOf(bucket, budget, now);
@@ -141,8 +149,7 @@ export class FailureBudget {
     return ((level - (budget - 1)) * this.config.windowMs) / budget;
   }
 
-  private fill(key: string, who: string | undefined, budget: number, now: number): void {
-    if (who === undefined || budget === 0) return;
+  private fill(key: string, budget: number, now: number): void {
     let bucket = this.buckets.get(key);
     if (bucket) {
       bucket.level = this.levelOf(bucket, budget, now);

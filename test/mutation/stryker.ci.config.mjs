@@ -21,6 +21,7 @@ export default {
     "src/domain/index-key.ts",
     "src/domain/validate.ts",
     "src/domain/bearer.ts",
+    "src/domain/failure-budget.ts",
     "src/transcoder/template.ts",
     "src/transcoder/route-table.ts",
   ],

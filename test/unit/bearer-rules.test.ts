@@ -8,6 +8,7 @@ import {
   BearerRefused,
   bearerChallenge,
   callerFromClaims,
+  checkLifetime,
   insufficientScope,
   isBearer,
   isServiceAuth,
@@ -131,6 +132,15 @@ describe("a Bearer header: size and syntax, before any key lookup", () => {
       message: "the access token is not a signed JWT",
       challenge: 'Bearer realm="docflow-api", error="invalid_token"',
     });
+  });
+
+  it("a header that cannot hold a token within the limit is refused unread (60,000 blanks)", () => {
+    expect(refusal(() => parseBearer(`Bearer ${" ".repeat(60_000)}x`)).failure).toBe(
+      "token_too_large",
+    );
+    expect(refusal(() => parseBearer(`${" ".repeat(60_000)}Bearer x.y.z`)).failure).toBe(
+      "token_too_large",
+    );
   });
 
   it("exactly 8 KiB is read; one byte more is too large, before its syntax is looked at", () => {
@@ -276,5 +286,50 @@ describe("verified claims → the caller", () => {
     }
     // No required scope: none is missing.
     expect(callerFromClaims({ sub: "u" }, rules)).toStrictEqual({ userId: "u", client: "bearer" });
+  });
+});
+
+describe("a token's lifetime, after its signature (checkLifetime)", () => {
+  const now = 1_900_000_000;
+  const check = (claims: Record<string, unknown>, skew = 30, max = 3_600) => {
+    try {
+      checkLifetime(claims, now, skew, max);
+      return "accepted";
+    } catch (error) {
+      return (error as BearerRefused).failure;
+    }
+  };
+  it("exp is required, as a number", () => {
+    expect(check({})).toBe("no_expiry");
+    expect(check({ exp: String(now + 60) })).toBe("no_expiry");
+    expect(check({ exp: now + 60 })).toBe("accepted");
+    expect(refusal(() => checkLifetime({}, now, 30, 3_600))).toEqual({
+      failure: "no_expiry",
+      kind: ErrorKind.Unauthenticated,
+      errorCode: "Http.Unauthorized",
+      message: "the access token has no expiry",
+      challenge: 'Bearer realm="docflow-api", error="invalid_token"',
+    });
+  });
+  it("iat later than now by more than the skew: refused; by the skew exactly, accepted", () => {
+    expect(check({ iat: now + 31, exp: now + 600 })).toBe("issued_in_future");
+    expect(check({ iat: now + 30, exp: now + 600 })).toBe("accepted");
+    expect(check({ iat: now + 1, exp: now + 600 }, 0)).toBe("issued_in_future");
+    expect(check({ iat: String(now + 1000), exp: now + 600 })).toBe("accepted");
+    expect(
+      refusal(() => checkLifetime({ iat: now + 31, exp: now + 600 }, now, 30, 3_600)).message,
+    ).toBe("the access token was issued in the future");
+  });
+  it("exp − iat (exp − now without iat) at most the lifetime plus the skew", () => {
+    expect(check({ iat: now, exp: now + 3_630 })).toBe("accepted");
+    expect(check({ iat: now, exp: now + 3_631 })).toBe("lifetime_too_long");
+    expect(check({ iat: now - 100, exp: now + 3_530 })).toBe("accepted");
+    expect(check({ iat: now - 100, exp: now + 3_531 })).toBe("lifetime_too_long");
+    expect(check({ exp: now + 3_630 })).toBe("accepted");
+    expect(check({ exp: now + 3_631 })).toBe("lifetime_too_long");
+    expect(check({ exp: now + 3_601 }, 0)).toBe("lifetime_too_long");
+    expect(refusal(() => checkLifetime({ exp: now + 9_999 }, now, 0, 60)).message).toBe(
+      "the access token lives longer than this service accepts",
+    );
   });
 });

@@ -24,6 +24,7 @@ import {
   unauthenticated,
   unsupportedMediaType,
 } from "../../src/domain/errors";
+import { tooManyFailures } from "../../src/domain/failure-budget";
 import { googleCodeName } from "../../src/transcoder/status";
 import {
   answerHeadersOf,
@@ -165,6 +166,7 @@ describe("domain errors on every wire", () => {
     [storageUnavailable(new Error("driver words")), Code.Unavailable, 500, "UNAVAILABLE"],
     [overloaded(1), Code.Unavailable, 503, "OVERLOADED"],
     [clientOverShare(2), Code.ResourceExhausted, 429, "CLIENT_OVER_SHARE"],
+    [tooManyFailures(3), Code.ResourceExhausted, 429, "AUTH_FAILURE_BUDGET"],
   ];
 
   it.each(cases)("%s", (domain, code, status, reason) => {
@@ -261,6 +263,26 @@ describe("domain errors on every wire", () => {
     const challenged = domainToConnectError(unauthenticated("expired", 'Bearer realm="x"'));
     expect(answerHeadersOf(challenged)).toEqual({ "www-authenticate": 'Bearer realm="x"' });
     expect(answerHeadersOf(domainToConnectError(notFound("no", "X.Y")))).toEqual({});
+  });
+
+  it("a refusal that did nothing says when to come back: Retry-After in s, grpc-retry-pushback-ms in ms", () => {
+    for (const [domain, seconds] of [
+      [tooManyFailures(7), 7],
+      [overloaded(2), 2],
+      [clientOverShare(3), 3],
+    ] as const) {
+      const error = domainToConnectError(domain);
+      expect(error.metadata.get(RETRY_AFTER_HEADER)).toBe(String(seconds));
+      expect(error.metadata.get("grpc-retry-pushback-ms")).toBe(String(seconds * 1000));
+      expect(answerHeadersOf(error)).toEqual({ "retry-after": String(seconds) });
+    }
+    expect(tooManyFailures(7).errorCode).toBe("Auth.TooManyFailures");
+    expect(tooManyFailures(7).message).toBe(
+      "too many failed authentications from this client; retry after 7 s",
+    );
+    const plain = domainToConnectError(notFound("no", "X.Y"));
+    expect(plain.metadata.get(RETRY_AFTER_HEADER)).toBeNull();
+    expect(plain.metadata.get("grpc-retry-pushback-ms")).toBeNull();
   });
 
   it("every domain kind has a row", () => {

@@ -126,3 +126,103 @@ describe("memory", () => {
     expect(b.bursting).toBe(false);
   });
 });
+
+describe("the edges", () => {
+  it("off only when both budgets are 0", () => {
+    expect(budget(0, 0, 1_000).b.off).toBe(true);
+    expect(budget(1, 0, 1_000).b.off).toBe(false);
+    expect(budget(0, 1, 1_000).b.off).toBe(false);
+  });
+
+  it("a budget of 0 counts nothing: no bucket, no burst", () => {
+    const { b } = budget(0, 5, 1_000);
+    b.fail("a", "k");
+    b.fail("a", "k");
+    expect(b.size).toBe(1);
+    expect(b.bursting).toBe(false);
+  });
+
+  it("draining counts from the last failure's time, not from zero", () => {
+    const { b, at, refusal } = budget(2, 0, 1_000);
+    at(10_000);
+    b.fail("a");
+    b.fail("a");
+    expect(refusal("a")).toBe(1);
+    at(10_499);
+    expect(refusal("a")).toBe(1);
+    at(10_500);
+    expect(refusal("a")).toBeUndefined();
+  });
+
+  it("a key's burst is reported as the key's, with its duration", () => {
+    const { b, at, refusal } = budget(0, 1, 1_000);
+    at(100);
+    b.fail("a", "k");
+    expect(refusal("a", "k")).toBe(1);
+    at(1_100);
+    expect(b.sweep(1_000)).toEqual([
+      { kind: "apiKey", who: "k", failures: 1, refused: 1, durationMs: 1_000 },
+    ]);
+  });
+
+  it("a burst whose bucket is still full is not over, however quiet", () => {
+    const { b, at, refusal } = budget(1, 0, 60_000);
+    b.fail("a");
+    expect(refusal("a")).toBe(60);
+    at(30_000);
+    expect(b.sweep(1_000)).toEqual([]);
+    expect(b.bursting).toBe(true);
+  });
+
+  it("a burst whose bucket has room, but refused a call a moment ago, is not over yet", () => {
+    const { b, at, refusal } = budget(1, 0, 1_000);
+    b.fail("a");
+    at(999);
+    expect(refusal("a")).toBe(1);
+    at(1_500);
+    expect(b.sweep(1_000)).toEqual([]);
+    at(1_999);
+    expect(b.sweep(1_000)).toHaveLength(1);
+  });
+
+  it("buckets that drained are forgotten at the sweep; the others are kept", () => {
+    // One failure drains in 1 s.
+    const { b, at } = budget(10, 0, 10_000);
+    b.fail("a");
+    at(500);
+    b.fail("b");
+    at(1_000);
+    b.sweep(0);
+    expect(b.size).toBe(1);
+    at(5_000);
+    b.sweep(0);
+    expect(b.size).toBe(0);
+  });
+
+  it("a bucket touched again moves to the back of the line: the untouched one is forgotten first", () => {
+    const { b, refusal } = budget(1, 0, 60_000, 2);
+    b.fail("a");
+    b.fail("b");
+    b.fail("a");
+    b.fail("c");
+    expect(refusal("a")).toBe(60);
+    expect(refusal("b")).toBeUndefined();
+  });
+});
+
+describe("as the service makes it", () => {
+  it("on the process's own clock, a full bucket refuses", () => {
+    const b = new FailureBudget({ perAddress: 1, perKey: 0, windowMs: 60_000 });
+    b.fail("a");
+    expect(() => b.check("a")).toThrow(DomainError);
+    expect(() => b.check("b")).not.toThrow();
+  });
+
+  it("below its budget a bucket opens no burst", () => {
+    const { b, refusal } = budget(3, 0, 60_000);
+    b.fail("a");
+    b.fail("a");
+    expect(refusal("a")).toBeUndefined();
+    expect(b.bursting).toBe(false);
+  });
+});
