@@ -105,7 +105,8 @@ export function createConnections(
       const address = socket.remoteAddress;
       if (address === undefined) return;
       penalties.delete(address);
-      if (penalties.size >= MAX_PENALTIES) penalties.delete(penalties.keys().next().value as string);
+      if (penalties.size >= MAX_PENALTIES)
+        penalties.delete(penalties.keys().next().value as string);
       penalties.set(address, performance.now() + ms);
     },
     isOverLimit: (socket) => overLimit.has(socket),
