@@ -29,6 +29,9 @@ export type ListenerTimeouts = Pick<
   "firstByteMs" | "headersMs" | "requestMs" | "keepAliveMs" | "h2IdleMs" | "shutdownMs"
 >;
 
+/** On shutdown, how long a connection just accepted has to send its first request. */
+const FIRST_REQUEST_GRACE_MS = 1_000;
+
 export interface Listener {
   readonly stats: ConnectionStats;
   listen(port: number, host: string): Promise<AddressInfo>;
@@ -84,8 +87,20 @@ export function createListener(
     listen: (port, host) => acceptors.listen(port, host),
     async close() {
       stopping = true;
-      const tcpClosed = acceptors.close();
       for (const session of h2.open) session.close();
+      // What the kernel already took is accepted and answered, not reset (acceptors.ts).
+      const { stopped, closed: tcpClosed } = acceptors.close();
+      await stopped;
+      // A connection accepted that has not carried its first request yet is given it.
+      const since = performance.now();
+      while (performance.now() - since < FIRST_REQUEST_GRACE_MS) {
+        const waiting = [...connections.open].some(
+          (socket) =>
+            !connections.isH2(socket) && !requests.hadRequest(socket) && !socket.destroyed,
+        );
+        if (!waiting) break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
       for (const socket of connections.open) {
         if (!connections.isH2(socket) && !requests.responseOn(socket)) socket.destroy();
       }

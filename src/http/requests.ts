@@ -28,6 +28,8 @@ export interface Requests {
   readonly inFlight: number;
   /** The response in progress on an HTTP/1.1 connection, if any. */
   responseOn(socket: Socket): NodeResponse | undefined;
+  /** True once the connection has carried a request (it is no longer new). */
+  hadRequest(socket: Socket): boolean;
   /** While requests are in flight: resolves once the last answer closes, or after `waitMs`. */
   settled(waitMs: number): Promise<void>;
 }
@@ -45,6 +47,8 @@ export function createRequests(
   let idle: (() => void) | undefined;
   /** HTTP/1.1 sockets with a response in progress. */
   const busy = new Map<Socket, NodeResponse>();
+  /** Connections that have carried a request. */
+  const used = new WeakSet<Socket>();
 
   const track = (h2: boolean, req: NodeRequest, res: NodeResponse) => {
     if (!h2 && req.httpVersionMajor !== 1) {
@@ -57,6 +61,7 @@ export function createRequests(
     if (!h2 && connections.refuseHttp1(req, res)) return;
     inFlight++;
     const h1Socket = h2 ? undefined : (req.socket as Socket);
+    used.add(req.socket as Socket);
     if (h1Socket) {
       busy.set(h1Socket, res);
       if (stopping()) res.setHeader("connection", "close");
@@ -89,6 +94,7 @@ export function createRequests(
       return inFlight;
     },
     responseOn: (socket) => busy.get(socket),
+    hadRequest: (socket) => used.has(socket),
     settled: (waitMs) =>
       new Promise<void>((resolve) => {
         idle = resolve;

@@ -5,6 +5,7 @@
  * graceful GOAWAY at their maximum age, so that one long-lived gRPC client
  * behind an L4 balancer spreads its calls over every instance.
  */
+import { spawn } from "node:child_process";
 import http2 from "node:http2";
 import net from "node:net";
 import { create, fromBinary, type MessageShape, toBinary } from "@bufbuild/protobuf";
@@ -236,5 +237,38 @@ describe("two instances behind an L4 balancer, one long-lived gRPC client", () =
     } finally {
       client.close();
     }
+  });
+});
+
+describe("shutdown answers the connections the kernel already took (the backlog), never resets them", () => {
+  it("twenty connections queued while the event loop was busy, then shutdown: each gets its answer", async () => {
+    const h = await startHarness();
+    // Twenty clients in processes of their own: they connect while this process's loop is
+    // blocked, so the kernel completes their handshakes and queues them unaccepted.
+    const clients = spawn(
+      "bash",
+      [
+        "-c",
+        `for i in $(seq 20); do curl -s -o /dev/null -w '%{http_code} %{exitcode}\\n' --max-time 10 http://127.0.0.1:${h.port}/livez & done; wait`,
+      ],
+      { stdio: ["ignore", "pipe", "ignore"] },
+    );
+    let out = "";
+    clients.stdout.on("data", (chunk: Buffer) => {
+      out += chunk;
+    });
+    const exited = new Promise((resolve) => clients.on("close", resolve));
+    const until = Date.now() + 500;
+    while (Date.now() < until) {
+      // Busy: nothing is accepted meanwhile (the point of the test, not a wait for something).
+    }
+    // Shutdown begins in the same turn, before the loop could accept any of them. fff96f0
+    // closed its listening sockets at once, and the kernel reset what they held (curl: 000).
+    const closing = h.close();
+    await exited;
+    await closing;
+    const codes = out.trim().split("\n");
+    expect(codes).toHaveLength(20);
+    expect(codes.filter((c) => !c.startsWith("200"))).toEqual([]);
   });
 });

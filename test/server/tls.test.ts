@@ -10,6 +10,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import http2 from "node:http2";
 import https from "node:https";
 import type tls from "node:tls";
+import { connect as tlsConnect } from "node:tls";
 import { promisify } from "node:util";
 import { createClient } from "@connectrpc/connect";
 import { createConnectTransport, createGrpcTransport } from "@connectrpc/connect-node";
@@ -206,6 +207,83 @@ describe("TLS on the one port", () => {
     );
     expect(answered).toBe(false);
     expect((await get("/readyz")).status).toBe(200);
+  });
+});
+
+/**
+ * One connection that asks /livez over HTTPS/1.1, offering `session` to
+ * resume; what it got: whether TLS resumed, and the session to offer next.
+ */
+function connectOnce(
+  version: tls.SecureVersion,
+  session: Buffer | undefined,
+): Promise<{ reused: boolean; session: Buffer | undefined }> {
+  return new Promise((resolve, reject) => {
+    let next: Buffer | undefined;
+    const socket = tlsConnect({
+      host: "127.0.0.1",
+      port: h.port,
+      ca,
+      servername: "localhost",
+      minVersion: version,
+      maxVersion: version,
+      ALPNProtocols: ["http/1.1"],
+      session,
+    });
+    // TLS 1.3 hands its ticket after the handshake; TLS 1.2 has it at once.
+    socket.on("session", (data: Buffer) => {
+      next = data;
+    });
+    socket.once("secureConnect", () => {
+      socket.write("GET /livez HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+    });
+    socket.resume();
+    socket.once("end", () => {
+      resolve({ reused: socket.isSessionReused(), session: next ?? socket.getSession() });
+      socket.destroy();
+    });
+    socket.once("error", reject);
+  });
+}
+
+describe("TLS sessions resume, whichever of the port's listening sockets a connection reaches", () => {
+  // fff96f0 gave each of its 128 listening sockets its own TLS server and ticket keys:
+  // `openssl s_client -reconnect` resumed 0 of 5. One TLS server now serves them all.
+  it.each(["TLSv1.2", "TLSv1.3"] as const)(
+    "%s: twenty reconnects with the saved session, every one resumed",
+    async (version) => {
+      let { session, reused } = await connectOnce(version, undefined);
+      expect(reused).toBe(false);
+      const outcomes: boolean[] = [];
+      for (let i = 0; i < 20; i++) {
+        const next = await connectOnce(version, session);
+        outcomes.push(next.reused);
+        session = next.session ?? session;
+      }
+      expect(outcomes).toEqual(Array(20).fill(true));
+    },
+  );
+
+  it("openssl s_client -reconnect (TLS 1.2, the audit's own check): every reconnect reused", async () => {
+    const pending = run(
+      "openssl",
+      [
+        "s_client",
+        "-connect",
+        `127.0.0.1:${h.port}`,
+        "-reconnect",
+        "-tls1_2",
+        "-CAfile",
+        file("ca.pem"),
+      ],
+      { timeout: 20_000 },
+    );
+    pending.child.stdin?.end();
+    const { stdout } = await pending.catch((error: { stdout?: string }) => ({
+      stdout: error.stdout ?? "",
+    }));
+    const reused = stdout.split("\n").filter((l) => l.startsWith("Reused,")).length;
+    expect(reused).toBe(5);
   });
 });
 
