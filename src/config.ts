@@ -342,35 +342,39 @@ function flag(
 
 function loadAdmissionConfig({ value, integer }: EnvReader, problems: string[]): AdmissionConfig {
   const d = DEFAULT_ADMISSION;
-  const min = integer("ADMISSION_MIN_LIMIT", d.min, 1, 100_000);
+  const enabled = flag(value, "ADMISSION_ENABLED", d.enabled, problems);
+  for (const [gone, why] of RETIRED_ADMISSION_VARIABLES) {
+    if (value(gone) !== undefined) problems.push(`${gone} is no longer read: ${why}`);
+  }
+  const floor = integer("ADMISSION_LIMIT_FLOOR", d.floor, 1, 100_000);
   const max = integer("ADMISSION_MAX_LIMIT", d.max, 1, 100_000);
-  const initial = integer(
-    "ADMISSION_INITIAL_LIMIT",
-    Math.min(max, Math.max(min, d.initial)),
-    1,
-    100_000,
-  );
-  if (min > max) {
+  if (floor > max) {
     problems.push(
-      `ADMISSION_MIN_LIMIT must not be larger than ADMISSION_MAX_LIMIT (got ${min} and ${max})`,
-    );
-  } else if (initial < min || initial > max) {
-    problems.push(
-      `ADMISSION_INITIAL_LIMIT must be from ADMISSION_MIN_LIMIT to ADMISSION_MAX_LIMIT (got ${initial}; ${min} to ${max})`,
+      `ADMISSION_LIMIT_FLOOR must not be larger than ADMISSION_MAX_LIMIT (got ${floor} and ${max})`,
     );
   }
+  const sloMs = integer("ADMISSION_LATENCY_TARGET_MS", d.sloMs, 1, 60_000);
+  const queueTargetMs = integer("ADMISSION_QUEUE_TARGET_MS", d.queueTargetMs, 1, 60_000);
   return Object.freeze({
-    enabled: flag(value, "ADMISSION_ENABLED", d.enabled, problems),
-    initial,
-    min,
+    enabled,
+    floor,
     max,
-    queueTargetMs: integer("ADMISSION_QUEUE_TARGET_MS", d.queueTargetMs, 1, 60_000),
-    latencyTargetMs: integer("ADMISSION_LATENCY_TARGET_MS", d.latencyTargetMs, 1, 60_000),
-    loopDelayTargetMs: integer("ADMISSION_LOOP_DELAY_TARGET_MS", d.loopDelayTargetMs, 1, 60_000),
+    sloMs,
+    queueTargetMs,
     fairShares: flag(value, "ADMISSION_CLIENT_SHARES", d.fairShares, problems),
     retryAfterS: integer("ADMISSION_RETRY_AFTER_S", d.retryAfterS, 1, 3_600),
   });
 }
+
+/** Admission's variables of before issue 41, and what replaced them (docs/configuration.md, "Overload"). */
+const RETIRED_ADMISSION_VARIABLES: readonly [string, string][] = [
+  ["ADMISSION_MIN_LIMIT", "the limit's floor is ADMISSION_LIMIT_FLOOR"],
+  ["ADMISSION_INITIAL_LIMIT", "the limit starts at ADMISSION_LIMIT_FLOOR"],
+  [
+    "ADMISSION_LOOP_DELAY_TARGET_MS",
+    "the event loop's delay no longer moves the limit (docs/decisions.md, Admission)",
+  ],
+];
 
 /** An HTTP token (RFC 9110 §5.6.2), what an auth-scheme is. */
 const HTTP_TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;

@@ -1,23 +1,35 @@
 /**
- * Admission control (docs/api.md §4.1, docs/operations.md "Overload"): which
- * calls run now, which wait a moment, and which are refused before any work
- * is done. Calls run while fewer than the adaptive limit (limit.ts) are
- * running. Beyond it a call waits in its client's queue, and the queues are
- * served in turn, one call each, so that a client that floods waits behind
- * its own calls, not in front of everybody's. A call is refused at once when
- * the wait it would have exceeds the queue target ("overloaded"), when its
- * client already holds its share while others wait ("client_share"), or
- * when its deadline comes first ("deadline"); a queued call that waits past
- * the target after all is refused then. Nothing here knows HTTP: the front
- * (src/http/admission.ts) asks and writes the answer.
+ * Admission control (docs/api.md §4.1, docs/operations.md "Overload";
+ * the design and its reasons: docs/decisions.md, "Admission"): which calls
+ * run now, which wait, and which are refused before any work is done.
+ *
+ * - Calls run while fewer than the limit (limit.ts) run. Beyond it a call
+ *   waits in its client's queue; the queues are served by deficit round
+ *   robin weighted by each route's cost, so every client wanting service
+ *   gets an equal share of the completions: a client asking less than its
+ *   share waits one round at most, whatever another client floods.
+ * - A call is refused only when it cannot be served in time: its deadline
+ *   (the client's, or the service's call deadline) would pass before it ran
+ *   ("deadline"), or its client's queue grows steadily while its wait passes
+ *   the queue target ("overloaded", or "client_share" for a client taking
+ *   more than its share while others want service). A queue that is long but
+ *   stable, as any closed loop of clients makes, is served.
+ * - Nothing runs while idle: the meters move on events; one timer exists
+ *   only while calls wait (their expiry).
+ *
+ * Nothing here knows HTTP: the front (src/http/admission.ts) asks and writes.
  */
-import { AdaptiveLimit, type LimitSettings } from "./limit";
+import { monitorEventLoopDelay } from "node:perf_hooks";
+import { GradientLimit, type LimitSettings } from "./limit";
+import { BestThroughput, BusyRate, RateMeter } from "./meters";
 
 export interface AdmissionSettings extends LimitSettings {
-  /** The longest a call waits for a slot (predicted at arrival, and enforced). */
-  readonly queueTargetMs: number;
-  /** Each client has a share of the limit while others wait (off: one queue, first come first served). */
+  /** Each client has a share while others want service (off: one queue, first come first served). */
   readonly fairShares: boolean;
+  /** The service's own deadline of a call, ms: a call that cannot start in time is refused. */
+  readonly callDeadlineMs?: number;
+  /** At most this many calls wait, all clients together (default 4,096: memory). */
+  readonly maxQueued?: number;
 }
 
 /** Admission's settings as the configuration gives them (docs/configuration.md, "Overload"). */
@@ -30,11 +42,9 @@ export interface AdmissionConfig extends AdmissionSettings {
 
 export const DEFAULT_ADMISSION: AdmissionConfig = Object.freeze({
   enabled: true,
-  initial: 64,
-  min: 16,
-  max: 1000,
-  latencyTargetMs: 250,
-  loopDelayTargetMs: 20,
+  floor: 32,
+  max: 200,
+  sloMs: 250,
   queueTargetMs: 100,
   fairShares: true,
   retryAfterS: 1,
@@ -44,12 +54,23 @@ export const DEFAULT_ADMISSION: AdmissionConfig = Object.freeze({
 export const Refusal = {
   /** The instance is over its capacity: retry later, or elsewhere. */
   Overloaded: "overloaded",
-  /** This client holds more than its share while others wait. */
+  /** This client takes more than its share while others want service. */
   ClientShare: "client_share",
   /** The call's own deadline would pass before it could run. */
   Deadline: "deadline",
 } as const;
 export type Refusal = (typeof Refusal)[keyof typeof Refusal];
+
+/** How an admitted call ended, for the limit: which service times say something of queueing. */
+export const Outcome = {
+  /** It did its work (an answer, or an error that the database was asked for: not found, a conflict). */
+  Work: "work",
+  /** It ran past the service's own deadline: a drop. */
+  Overran: "overran",
+  /** Anything else (a fast refusal of the pipeline, a client that left, an outage): not sampled. */
+  Ignore: "ignore",
+} as const;
+export type Outcome = (typeof Outcome)[keyof typeof Outcome];
 
 /** What admission tells the metrics (src/observability) as it happens. */
 export interface AdmissionObserver {
@@ -58,13 +79,16 @@ export interface AdmissionObserver {
   waited(seconds: number, admitted: boolean): void;
 }
 
-/** An admitted call: handed back to `leave` once its answer is out. */
+/** An admitted call: handed back to `leave` once its work is over. */
 export class Ticket {
   /** The slot was given back (`leave` once only, whichever way the call ended first). */
   left = false;
   constructor(
     readonly client: ClientQueue,
+    readonly route: string,
     readonly startedAt: number,
+    /** Calls running when it started, itself included. */
+    readonly runningAtStart: number,
   ) {}
 }
 
@@ -75,23 +99,45 @@ export class Waiter {
   settle: (outcome: Ticket | Refusal) => void = ignore;
   constructor(
     readonly client: ClientQueue,
+    /** The client's label for the metrics (the queue's may be shared: shares off). */
+    readonly label: string,
+    readonly route: string,
     readonly arrivedAt: number,
     readonly expiresAt: number,
-    /** Whether the expiry is the call's own deadline (then a refusal says so). */
+    /** Whether the expiry is the call's deadline (then a refusal says so). */
     readonly deadlineFirst: boolean,
   ) {}
 }
 
 const ignore = () => undefined;
 
-/** One client's calls: how many run, and the ones waiting, oldest first. */
+/** One client's calls: how many run, the ones waiting (oldest first), its round-robin state. */
 class ClientQueue {
   running = 0;
-  readonly waiting: Waiter[] = [];
-  head = 0;
-  constructor(readonly label: string) {}
+  private waiting: Waiter[] = [];
+  private head = 0;
+  deficit = 0;
+  readonly grants: RateMeter;
+  /** Its queue grows steadily and its wait passed the target: arrivals beyond the target are refused. */
+  overloaded = false;
+  overloadedAt = 0;
+  markAt = 0;
+  queuedAtMark = 0;
+  streak = 0;
+  constructor(
+    readonly label: string,
+    now: number,
+  ) {
+    this.grants = new RateMeter(250, now);
+  }
   get queued(): number {
     return this.waiting.length - this.head;
+  }
+  peek(): Waiter | undefined {
+    return this.waiting[this.head];
+  }
+  push(waiter: Waiter): void {
+    this.waiting.push(waiter);
   }
   shift(): Waiter | undefined {
     const next = this.waiting[this.head];
@@ -99,60 +145,84 @@ class ClientQueue {
     this.waiting[this.head] = undefined as unknown as Waiter;
     this.head++;
     if (this.head === this.waiting.length) {
-      this.waiting.length = 0;
+      this.waiting = [];
       this.head = 0;
     }
     return next;
+  }
+  /** Takes out the waiters `drop` says (FIFO order kept); returns them. */
+  remove(drop: (waiter: Waiter) => boolean): Waiter[] {
+    const removed: Waiter[] = [];
+    const kept: Waiter[] = [];
+    for (let i = this.head; i < this.waiting.length; i++) {
+      const w = this.waiting[i] as Waiter;
+      (drop(w) ? removed : kept).push(w);
+    }
+    this.waiting = kept;
+    this.head = 0;
+    return removed;
+  }
+  /** The newest waiters beyond the first `keep`, taken out (the tail trimmed). */
+  trim(keep: number): Waiter[] {
+    const cut = this.head + Math.max(0, keep);
+    const removed = this.waiting.slice(cut);
+    this.waiting.length = Math.min(this.waiting.length, cut);
+    return removed;
   }
 }
 
 export type { ClientQueue };
 
-/** A queue holds at most this many calls per unit of the limit, whatever the prediction says. */
-const QUEUE_PER_SLOT = 64;
+/** The growth test: intervals of I ms, K of them growing in a row. */
+const GROWTH_INTERVAL_MS = 25;
+const GROWTH_INTERVALS = 4;
+/** A client stays overloaded at most this long before it must show growth again (a probe). */
+const OVERLOADED_PROBE_MS = 2_000;
+/** At most this many calls wait by default, all clients together (memory). */
+const MAX_QUEUED = 4_096;
+/** The queue's expiry timer, while calls wait. */
+const EXPIRY_CHECK_MS = 10;
+/** A route's cost before any of its calls finished, ms. */
+const DEFAULT_COST_MS = 1;
+/** The cost estimate's time constant. */
+const COST_TAU_MS = 10_000;
 
 export class Admission {
-  readonly limiter: AdaptiveLimit;
+  readonly limiter: GradientLimit;
   running = 0;
   queued = 0;
   private readonly clients = new Map<string, ClientQueue>();
   /** Clients with calls waiting, served in turn. */
   private readonly turns: ClientQueue[] = [];
   private turn = 0;
-  private tickAt = 0;
-  private windowAt = 0;
-  /** The event loop's mean delay in the last window, in ms (the ticks' lateness). */
-  loopDelayMs = 0;
-  private lateness = 0;
-  private ticks = 0;
-  /** The most calls that ran at once in the current window. */
-  private peakRunning = 0;
-  /** Calls refused in the current window. */
-  private refusedInWindow = 0;
-  private timer: ReturnType<typeof setInterval> | undefined;
+  private readonly completions = new BusyRate();
+  private readonly best = new BestThroughput();
+  private readonly costs = new Map<string, { ms: number; at: number }>();
+  /** Service time of calls that did their work, smoothed, ms (what the queue target leaves room for). */
+  serviceMs = 0;
+  private expiry: ReturnType<typeof setTimeout> | undefined;
+  private readonly loopDelay = monitorEventLoopDelay({ resolution: 10 });
+  private loopWatched = false;
+  private readonly callDeadlineMs: number;
+  private readonly maxQueued: number;
 
   constructor(
     private readonly settings: AdmissionSettings,
     private readonly observer?: AdmissionObserver,
     private readonly now: () => number = performance.now.bind(performance),
   ) {
-    this.limiter = new AdaptiveLimit(settings);
-    this.tickAt = this.now();
-    this.windowAt = this.tickAt;
+    this.callDeadlineMs = settings.callDeadlineMs ?? 10_000;
+    this.maxQueued = settings.maxQueued ?? MAX_QUEUED;
+    this.limiter = new GradientLimit(settings, () => this.best.perSecond(this.now()));
   }
 
-  /** Starts the clock: the limit's windows, the event loop's delay, expired waits. */
-  start(tickMs = 10): void {
-    if (this.timer) return;
-    this.tickAt = this.now();
-    this.windowAt = this.tickAt;
-    this.timer = setInterval(() => this.tick(tickMs), tickMs);
-    this.timer.unref();
-  }
+  /** Nothing to start: every meter is lazy (kept for the front's life cycle). */
+  start(): void {}
 
   stop(): void {
-    clearInterval(this.timer);
-    this.timer = undefined;
+    clearTimeout(this.expiry);
+    this.expiry = undefined;
+    this.watchLoop(false);
   }
 
   /** A call arriving now runs at once (no deadline of its needs reading). */
@@ -160,51 +230,84 @@ export class Admission {
     return this.running < this.limiter.limit && this.queued === 0;
   }
 
+  /** The event loop's delay while calls wait, ms (0 otherwise): time a call has spent before admission saw it. */
+  get loopDelayMs(): number {
+    if (!this.loopWatched || this.loopDelay.count === 0) return 0;
+    return Math.max(0, this.loopDelay.percentile(50) / 1e6 - 10);
+  }
+
+  /** Calls finished per second lately, the best second of ten (0: not known yet). */
+  get throughput(): number {
+    return this.best.perSecond(this.now());
+  }
+
+  /** Clients with calls running or waiting. */
+  get activeClients(): number {
+    return this.clients.size;
+  }
+
+  /** Clients whose queue grows past the target (their arrivals are refused). */
+  get overloadedClients(): number {
+    let n = 0;
+    for (const c of this.turns) if (c.overloaded) n++;
+    return n;
+  }
+
   /**
-   * A call of `client` arrives: a ticket (it runs now), a refusal, or a
-   * waiter (it waits; its `settle` is told how the wait ended). `deadlineAt` is when the
-   * client stops waiting for the answer, if it said.
+   * A call of `client` on `route` arrives: a ticket (it runs now), a refusal,
+   * or a waiter (its `settle` is told how the wait ended). `deadlineAt` is
+   * when the client stops waiting for the answer, if it said.
    */
-  enter(client: string, deadlineAt: number | undefined): Ticket | Refusal | Waiter {
-    const queue = this.queueOf(client);
-    if (this.free) return this.admit(queue);
+  enter(client: string, route: string, deadlineAt?: number): Ticket | Refusal | Waiter {
     const now = this.now();
-    if (deadlineAt !== undefined && deadlineAt <= now) return this.refuse(queue, Refusal.Deadline);
-    if (this.settings.fairShares && this.queued > queue.queued && this.overShare(queue)) {
-      return this.refuse(queue, Refusal.ClientShare);
+    const queue = this.queueOf(this.settings.fairShares ? client : "_all", now);
+    if (this.free) return this.admit(queue, route, now);
+    const due = Math.min(deadlineAt ?? Number.POSITIVE_INFINITY, now + this.callDeadlineMs);
+    this.watchGrowth(queue, now);
+    const wait = this.predictWait(queue, now);
+    const cost90 = 1.5 * this.costOf(route);
+    if (now + wait + cost90 + this.loopDelayMs > due)
+      return this.refuse(queue, client, Refusal.Deadline);
+    if ((queue.overloaded && wait > this.queueTarget()) || this.queued >= this.maxQueued) {
+      return this.refuse(queue, client, this.reasonFor(queue, now));
     }
-    const limit = Math.max(1, this.limiter.limit);
-    // Queues are served in turn: ahead of this call are its client's own, and as many of
-    // every other client's; the loop's delay comes on top (a late loop answers late).
-    const ahead = Math.min(this.queued, (queue.queued + 1) * Math.max(1, this.turns.length));
-    // A client with nothing waiting yet goes first when a slot frees: the loop's delay
-    // is the flood's, not its own (a quiet client keeps its share beside a flood).
-    const loopDelayMs = queue.queued > 0 || this.turns.length === 0 ? this.loopDelayMs : 0;
-    const expectedWaitMs = loopDelayMs + ((ahead + 1) * this.limiter.latencyMs) / limit;
-    if (
-      expectedWaitMs > this.settings.queueTargetMs ||
-      this.queued >= QUEUE_PER_SLOT * Math.ceil(limit)
-    ) {
-      return this.refuse(queue, Refusal.Overloaded);
-    }
-    let expiresAt = now + this.settings.queueTargetMs;
-    const deadlineFirst = deadlineAt !== undefined && deadlineAt < expiresAt;
-    if (deadlineFirst) expiresAt = deadlineAt;
-    const waiter = new Waiter(queue, now, expiresAt, deadlineFirst);
+    const overloadedExpiry = queue.overloaded
+      ? now + 2 * this.queueTarget()
+      : Number.POSITIVE_INFINITY;
+    const deadlineExpiry = due - cost90;
+    const waiter = new Waiter(
+      queue,
+      client,
+      route,
+      now,
+      Math.min(deadlineExpiry, overloadedExpiry),
+      deadlineExpiry <= overloadedExpiry,
+    );
     if (queue.queued === 0) this.turns.push(queue);
-    queue.waiting.push(waiter);
+    queue.push(waiter);
     this.queued++;
+    this.armExpiry();
     return waiter;
   }
 
-  /** The call of `ticket` is over (answered, failed, or its client left). */
-  leave(ticket: Ticket): void {
+  /** The call of `ticket` is over (its work ended); `outcome` says whether its time says anything. */
+  leave(ticket: Ticket, outcome: Outcome = Outcome.Work): void {
+    const now = this.now();
     const { client } = ticket;
-    this.limiter.sample(this.now() - ticket.startedAt);
     this.running--;
     client.running--;
+    this.completions.complete(now, this.running > 0);
+    this.best.tick(now);
+    const ms = now - ticket.startedAt;
+    if (outcome === Outcome.Work) {
+      this.limiter.sample(ticket.route, ms, ticket.runningAtStart, now);
+      this.learnCost(ticket.route, ms, now);
+    } else if (outcome === Outcome.Overran && ms >= 0.9 * this.callDeadlineMs) {
+      // The service's own deadline, not a client's shorter one.
+      this.limiter.drop();
+    }
     this.forget(client);
-    this.serveWaiting();
+    this.serveWaiting(now);
   }
 
   /** A waiting call whose client went away: it leaves the queue, unanswered. */
@@ -212,42 +315,123 @@ export class Admission {
     if (waiter.settled) return;
     waiter.settled = true;
     const queue = waiter.client;
-    const at = queue.waiting.indexOf(waiter, queue.head);
-    if (at < 0) return;
-    queue.waiting.splice(at, 1);
-    this.queued--;
+    const removed = queue.remove((w) => w === waiter);
+    this.queued -= removed.length;
+    this.afterRemoval(queue);
+  }
+
+  /** How long a call of `queue` arriving now would wait, ms: its place in its queue over its rate. */
+  private predictWait(queue: ClientQueue, now: number): number {
+    const share = this.shareRate(queue, now);
+    // No estimate yet (the first calls): admit; the hard bound still holds.
+    return share > 0 ? (queue.queued + 1) / share : 0;
+  }
+
+  /** Calls per ms `queue` is served at: its share of the completions, or more if it gets more (0: unknown). */
+  private shareRate(queue: ClientQueue, now: number): number {
+    const rate = this.completions.perMs(now);
+    if (rate === undefined) return 0;
+    const wanting = this.turns.length + (queue.queued === 0 ? 1 : 0);
+    return Math.max(queue.grants.perMs(now), rate / Math.max(1, wanting));
+  }
+
+  /** The longest a call may wait: the SLO less the service time and the loop's delay, 10 ms to the target. */
+  private queueTarget(): number {
+    const room = this.settings.sloMs - 1.5 * this.serviceMs - this.loopDelayMs;
+    return Math.min(this.settings.queueTargetMs, Math.max(10, room));
+  }
+
+  /**
+   * Whether the client's queue grows steadily (K intervals of I in a row,
+   * by more than a twentieth of what it is served in one): a flood, which
+   * refusing helps; a closed loop's queue stops growing once its clients
+   * all wait. It stops being overloaded when its wait falls under half the
+   * target, or after the probe time (it must show growth again).
+   */
+  private watchGrowth(queue: ClientQueue, now: number): void {
+    if (now - queue.markAt < GROWTH_INTERVAL_MS) return;
+    const rate = Math.max(
+      queue.grants.perMs(now),
+      (this.completions.perMs(now) ?? 0) / Math.max(1, this.turns.length),
+    );
+    const elapsed = now - queue.markAt;
+    const grew =
+      elapsed < 2 * GROWTH_INTERVAL_MS &&
+      queue.queued - queue.queuedAtMark > Math.max(1, 0.05 * rate * elapsed);
+    queue.streak = grew ? queue.streak + 1 : 0;
+    queue.markAt = now;
+    queue.queuedAtMark = queue.queued;
+    const target = this.queueTarget();
+    if (!queue.overloaded) {
+      if (queue.streak >= GROWTH_INTERVALS && this.predictWait(queue, now) > target) {
+        queue.overloaded = true;
+        queue.overloadedAt = now;
+        this.trimTail(queue, now, target);
+      }
+    } else if (
+      (rate > 0 && queue.queued / rate < target / 2) ||
+      now - queue.overloadedAt >= OVERLOADED_PROBE_MS
+    ) {
+      queue.overloaded = false;
+      queue.streak = 0;
+    }
+  }
+
+  /** An overloaded client's calls beyond what it is served within the target are refused now. */
+  private trimTail(queue: ClientQueue, now: number, target: number): void {
+    const keep = Math.floor(this.shareRate(queue, now) * target);
+    const removed = queue.trim(keep);
+    this.queued -= removed.length;
+    for (const w of removed) this.expire(w, now, this.reasonFor(queue, now));
     this.afterRemoval(queue);
   }
 
   /**
-   * Whether `queue` holds its share of the limit or more: the limit split
-   * evenly between the clients with calls running or waiting (`clients`
-   * holds exactly those, `queue` included).
+   * 429 for a client that takes its share or more (of the completions, or of
+   * the calls running) while another client waits; 503 otherwise.
    */
-  private overShare(queue: ClientQueue): boolean {
-    const share = Math.max(1, Math.floor(this.limiter.limit / this.clients.size));
-    return queue.running + queue.queued >= share;
+  private reasonFor(queue: ClientQueue, now: number): Refusal {
+    const others = this.turns.some((c) => c !== queue);
+    if (!others) return Refusal.Overloaded;
+    const clients = Math.max(2, this.clients.size);
+    const rate = this.completions.perMs(now) ?? 0;
+    const served = rate > 0 && queue.grants.perMs(now) >= (0.9 * rate) / clients;
+    const running = queue.running >= this.limiter.limit / clients;
+    return served || running ? Refusal.ClientShare : Refusal.Overloaded;
   }
 
-  private queueOf(client: string): ClientQueue {
-    let queue = this.clients.get(client);
+  private costOf(route: string): number {
+    return this.costs.get(route)?.ms ?? DEFAULT_COST_MS;
+  }
+
+  private learnCost(route: string, ms: number, now: number): void {
+    const cost = this.costs.get(route);
+    if (!cost) this.costs.set(route, { ms, at: now });
+    else {
+      cost.ms += (1 - Math.exp(-(now - cost.at) / COST_TAU_MS)) * (ms - cost.ms);
+      cost.at = now;
+    }
+    this.serviceMs = this.serviceMs === 0 ? ms : this.serviceMs + 0.05 * (ms - this.serviceMs);
+  }
+
+  private queueOf(key: string, now: number): ClientQueue {
+    let queue = this.clients.get(key);
     if (!queue) {
-      queue = new ClientQueue(client);
-      this.clients.set(client, queue);
+      queue = new ClientQueue(key, now);
+      this.clients.set(key, queue);
     }
     return queue;
   }
 
-  private admit(queue: ClientQueue): Ticket {
+  private admit(queue: ClientQueue, route: string, now: number): Ticket {
+    this.completions.advance(now, true);
     this.running++;
-    if (this.running > this.peakRunning) this.peakRunning = this.running;
     queue.running++;
-    return new Ticket(queue, this.now());
+    return new Ticket(queue, route, now, this.running);
   }
 
-  private refuse(queue: ClientQueue, reason: Refusal): Refusal {
-    this.refusedInWindow++;
-    this.observer?.refused(reason, queue.label);
+  private refuse(queue: ClientQueue, label: string, reason: Refusal): Refusal {
+    this.observer?.refused(reason, label);
     this.forget(queue);
     return reason;
   }
@@ -257,49 +441,45 @@ export class Admission {
     if (queue.running + queue.queued === 0) this.clients.delete(queue.label);
   }
 
-  private serveWaiting(): void {
+  /**
+   * Slots free (a call left): deficit round robin over the clients with
+   * calls waiting, each call costing its route's service time, so that
+   * every client gets an equal share of the service.
+   */
+  private serveWaiting(now: number): void {
+    let quantum = 0;
+    for (const { ms } of this.costs.values()) if (ms > quantum) quantum = ms;
+    quantum = Math.max(quantum, DEFAULT_COST_MS);
     while (this.queued > 0 && this.running < this.limiter.limit) {
-      const queue = this.nextTurn();
-      const waiter = queue.shift() as Waiter;
+      if (this.turn >= this.turns.length) this.turn = 0;
+      const queue = this.turns[this.turn] as ClientQueue;
+      const head = queue.peek() as Waiter;
+      const cost = this.costOf(head.route);
+      if (queue.deficit < cost) queue.deficit += quantum;
+      queue.shift();
       this.queued--;
-      const now = this.now();
-      if (now >= waiter.expiresAt) {
-        this.expire(waiter, now);
-        this.afterRemoval(queue);
+      queue.deficit -= cost;
+      const next = queue.peek();
+      if (!next) {
+        queue.deficit = 0;
+        this.turns.splice(this.turn, 1);
+      } else if (queue.deficit < this.costOf(next.route)) {
+        this.turn++;
+      }
+      if (now >= head.expiresAt) {
+        this.expire(head, now, head.deadlineFirst ? Refusal.Deadline : Refusal.Overloaded);
+        this.forget(queue);
         continue;
       }
-      waiter.settled = true;
-      this.observer?.waited((now - waiter.arrivedAt) / 1000, true);
-      const ticket = this.admit(queue);
-      this.afterRemoval(queue);
-      waiter.settle(ticket);
+      head.settled = true;
+      queue.grants.tick(now);
+      this.observer?.waited((now - head.arrivedAt) / 1000, true);
+      head.settle(this.admit(queue, head.route, now));
     }
+    this.armExpiry();
   }
 
-  /**
-   * The client served next: of those with calls waiting, the one with the
-   * fewest running (a quiet client goes before a flooding one), in turn
-   * among equals.
-   */
-  private nextTurn(): ClientQueue {
-    if (this.turn >= this.turns.length) this.turn = 0;
-    let best = this.turn;
-    for (let i = 1; i < this.turns.length; i++) {
-      const at = (this.turn + i) % this.turns.length;
-      if ((this.turns[at] as ClientQueue).running < (this.turns[best] as ClientQueue).running) {
-        best = at;
-      }
-    }
-    this.turn = best + 1;
-    return this.turns[best] as ClientQueue;
-  }
-
-  /** Clients with calls running or waiting (what a share is computed over). */
-  get activeClients(): number {
-    return this.clients.size;
-  }
-
-  /** After a waiter left `queue`: a client with nothing waiting leaves the turns. */
+  /** After waiters left `queue`: a client with nothing waiting leaves the turns. */
   private afterRemoval(queue: ClientQueue): void {
     if (queue.queued > 0) return;
     const at = this.turns.indexOf(queue);
@@ -307,67 +487,53 @@ export class Admission {
       this.turns.splice(at, 1);
       if (at < this.turn) this.turn--;
     }
+    queue.deficit = 0;
     this.forget(queue);
+    this.armExpiry();
   }
 
-  private expire(waiter: Waiter, now: number): void {
-    this.refusedInWindow++;
+  private expire(waiter: Waiter, now: number, reason: Refusal): void {
     waiter.settled = true;
-    const reason = waiter.deadlineFirst ? Refusal.Deadline : Refusal.Overloaded;
     this.observer?.waited((now - waiter.arrivedAt) / 1000, false);
-    this.observer?.refused(reason, waiter.client.label);
+    this.observer?.refused(reason, waiter.label);
     waiter.settle(reason);
   }
 
-  /** One tick of the clock `start` runs (tests call it themselves, with their own clock). */
-  tick(tickMs = 10): void {
-    const now = this.now();
-    const late = Math.max(0, now - this.tickAt - tickMs);
-    this.tickAt = now;
-    this.lateness += late;
-    this.ticks++;
-    if (now - this.windowAt >= WINDOW_MS) {
-      this.loopDelayMs = this.lateness / this.ticks;
-      this.lateness = 0;
-      this.ticks = 0;
-      this.limiter.adjust(
-        now - this.windowAt,
-        this.peakRunning,
-        this.loopDelayMs,
-        this.queued,
-        this.refusedInWindow,
-      );
-      this.refusedInWindow = 0;
-      this.peakRunning = this.running;
-      this.windowAt = now;
-      this.serveWaiting();
+  /** The expiry timer and the loop-delay watch exist only while calls wait. */
+  private armExpiry(): void {
+    this.watchLoop(this.queued > 0);
+    if (this.queued === 0) {
+      clearTimeout(this.expiry);
+      this.expiry = undefined;
+      return;
     }
-    if (this.queued > 0) this.expireWaiting(now);
+    this.expiry ??= setTimeout(() => {
+      this.expiry = undefined;
+      this.expireWaiting(this.now());
+      this.armExpiry();
+    }, EXPIRY_CHECK_MS);
+    this.expiry.unref?.();
   }
 
-  /** Refuses every waiting call whose wait is over (no slot freed in time). */
+  private watchLoop(on: boolean): void {
+    if (on === this.loopWatched) return;
+    this.loopWatched = on;
+    if (on) this.loopDelay.enable();
+    else {
+      this.loopDelay.disable();
+      this.loopDelay.reset();
+    }
+  }
+
+  /** Refuses every waiting call whose time is up (its deadline, or an overloaded client's target). */
   private expireWaiting(now: number): void {
-    for (let i = this.turns.length - 1; i >= 0; i--) {
-      const queue = this.turns[i] as ClientQueue;
-      // One pass, keeping the others in order (an expiry is its deadline or the target).
-      let kept = queue.head;
-      for (let w = queue.head; w < queue.waiting.length; w++) {
-        const waiter = queue.waiting[w] as Waiter;
-        if (now < waiter.expiresAt) queue.waiting[kept++] = waiter;
-        else {
-          this.queued--;
-          this.expire(waiter, now);
-        }
-      }
-      queue.waiting.length = kept;
-      if (kept === queue.head) {
-        queue.waiting.length = 0;
-        queue.head = 0;
+    for (const queue of [...this.turns]) {
+      const removed = queue.remove((w) => now >= w.expiresAt);
+      this.queued -= removed.length;
+      for (const w of removed) {
+        this.expire(w, now, w.deadlineFirst ? Refusal.Deadline : Refusal.Overloaded);
       }
       this.afterRemoval(queue);
     }
   }
 }
-
-/** How often the limit moves. */
-const WINDOW_MS = 100;

@@ -1,142 +1,140 @@
 /**
- * The adaptive concurrency limit (docs/operations.md, "Overload"): how many
- * calls may run at once, learnt every window of about 100 ms from what the
- * instance did. By Little's law the calls running at once are the calls
- * finished per second times their latency, so the limit is the most calls
- * the instance has finished per second lately (the best window of the last
- * ten seconds) times the latency a call may have: the latency target, or
- * twice the no-load latency (the least of the last ten seconds) for calls
- * slower than that by nature. Beyond the limit calls wait in admission's
- * queue, where a wait can be seen and bounded, not inside the process,
- * where it cannot.
+ * The concurrency limit (docs/operations.md, "Overload"; docs/decisions.md,
+ * "Admission: a gradient on admitted calls' service time"): how many calls
+ * may run at once. It learns from what admission controls, the service time
+ * of the calls it admitted, as Netflix's Gradient2 does: each window (250 ms,
+ * closed when a sample arrives after it, never on a timer) compares the
+ * window's service time with a long baseline, route by route (a page call is
+ * not "queueing" beside a small one); calls slowing down shrink the limit,
+ * calls as fast as ever let it grow by a little.
  *
- * The best window, not the last one, as TCP BBR estimates a path's
- * bandwidth: when refusing a flood takes the core away from admitted calls,
- * their throughput falls and their latency rises, and a limit computed from
- * the current window would shrink, lose the batching of reads and writes
- * that concurrency buys, fall further and collapse (measured, see
- * docs/performance.md "Overload"). A slower database lowers the best window
- * within ten seconds, and the limit with it.
+ * Never below the floor: the batching knee, the least concurrency at which
+ * the service reaches (nearly) its whole throughput (measured:
+ * docs/performance.md). On one Node thread service time grows with every call
+ * running, so a gradient alone would settle at a handful of calls and lose
+ * the batching of reads and writes that concurrency buys; and when calls are
+ * slow because the database is, more of them at once is what keeps the
+ * throughput.
  *
- * Why not a latency-gradient limiter (TCP Vegas, Netflix's Gradient2, Envoy's
- * adaptive concurrency): on one Node thread latency grows with every call
- * running, so they settle at 4–6 calls, and the service then lost about a
- * third of its throughput (measured: 1,400–1,600 calls/s against 2,000–2,400
- * at 32 connections).
+ * What it does not read: the event loop's delay (late because of arrivals
+ * parsed and refused, which admission cannot reduce: shrinking on it fed a
+ * collapse), refusals, failed, cancelled or fast-failing calls (their times
+ * say nothing of queueing). A call that overran the service's own deadline is
+ * a drop: the limit shrinks by a tenth, not below the floor.
  */
 
 export interface LimitSettings {
-  /** The limit before anything is measured. */
-  readonly initial: number;
-  readonly min: number;
+  /** The least limit: the batching knee. Also the limit before anything is measured. */
+  readonly floor: number;
   readonly max: number;
-  /** The latency admitted calls may have (their wait inside the process included). */
-  readonly latencyTargetMs: number;
-  /** The event loop's mean delay the limit keeps under. */
-  readonly loopDelayTargetMs: number;
+  /** The latency objective, ms: Little's law caps the limit at the best throughput times its share of it. */
+  readonly sloMs: number;
+  /** The longest a call may wait for a slot, ms (the SLO's share left to running is sloMs − this). */
+  readonly queueTargetMs: number;
 }
 
-/** Windows remembered for the least latency: 100 of about 100 ms (ten seconds). */
-const LATENCY_WINDOWS = 100;
-/** Windows remembered for the best throughput: 10 of about 100 ms (a second). */
-const RATE_WINDOWS = 10;
-/** How much of a new window's average the latency estimate takes. */
-const EWMA_WEIGHT = 0.3;
-/** Calls slower than this many times the no-load latency are queueing. */
-const TOLERANCE = 2;
+/** Gradient2's constants. */
+const TOLERANCE = 1.5;
+const SMOOTHING = 0.2;
+const HEADROOM = 4;
+const WINDOW_MS = 250;
+const MIN_SAMPLES = 10;
+/** Samples faster than this say nothing (a cache hit's microseconds). */
+const MIN_SAMPLE_MS = 0.1;
+/** The baseline's time constant: about a minute. */
+const BASELINE_TAU_MS = 60_000;
 
-/** The largest (or least) of the last WINDOWS values. */
-class Window {
-  private readonly values: number[] = [];
-  private at = 0;
-  constructor(private readonly size: number) {}
-  push(value: number): void {
-    if (this.values.length < this.size) this.values.push(value);
-    else {
-      this.values[this.at] = value;
-      this.at = (this.at + 1) % this.size;
-    }
-  }
-  max(): number {
-    let best = 0;
-    for (const v of this.values) if (v > best) best = v;
-    return best;
-  }
-  min(): number {
-    let least = Number.POSITIVE_INFINITY;
-    for (const v of this.values) if (v < least) least = v;
-    return Number.isFinite(least) ? least : 0;
-  }
+interface RouteWindow {
+  sum: number;
+  n: number;
+}
+interface Baseline {
+  ms: number;
+  at: number;
 }
 
-export class AdaptiveLimit {
+export class GradientLimit {
   /** The current limit (fractional: calls are admitted while fewer than it run). */
   limit: number;
-  /** Smoothed average latency of a call, in ms (what a queued call should expect a slot to take). */
-  latencyMs = 0;
-  /** The best throughput of the last second, in calls per second. */
-  throughput = 0;
-  /** The no-load latency estimate, in ms (0 until a call has finished). */
-  noLoadMs = 0;
-  private sum = 0;
-  private count = 0;
-  private windowMin = Number.POSITIVE_INFINITY;
-  private readonly rates = new Window(RATE_WINDOWS);
-  private readonly minimums = new Window(LATENCY_WINDOWS);
+  /** The last window's service time over its baseline (1: as fast as ever). */
+  ratio = 1;
+  private windowEnd = 0;
+  private samples = 0;
+  private peakRunning = 0;
+  private readonly windows = new Map<string, RouteWindow>();
+  private readonly baselines = new Map<string, Baseline>();
 
-  constructor(private readonly settings: LimitSettings) {
-    this.limit = settings.initial;
+  constructor(
+    private readonly settings: LimitSettings,
+    /** The best throughput lately, calls per second (0: not known yet). */
+    private readonly bestThroughput: () => number,
+  ) {
+    this.limit = settings.floor;
   }
 
-  /** A call finished after `ms`. */
-  sample(ms: number): void {
-    this.sum += ms;
-    this.count++;
-    if (ms < this.windowMin) this.windowMin = ms;
-  }
-
-  /**
-   * Ends a window of `windowMs` in which at most `peakRunning` calls ran at
-   * once, the event loop was late by `loopDelayMs` on average, `queued`
-   * calls wait and `refused` were refused: a late loop shrinks the limit
-   * while there is excess demand; a punctual one that the calls filled grows it.
-   */
-  adjust(windowMs: number, peakRunning: number, loopDelayMs = 0, queued = 0, refused = 0): void {
-    const { min, max, loopDelayTargetMs, latencyTargetMs } = this.settings;
-    const calls = this.count;
-    this.rates.push((calls * 1000) / windowMs);
-    if (calls > 0) {
-      const average = this.sum / calls;
-      this.latencyMs =
-        this.latencyMs === 0 ? average : this.latencyMs + EWMA_WEIGHT * (average - this.latencyMs);
-      this.minimums.push(this.windowMin);
+  /** A call of `route` that did its work took `ms` of service time; `running` ran when it started. */
+  sample(route: string, ms: number, running: number, now: number): void {
+    if (ms < MIN_SAMPLE_MS) return;
+    let w = this.windows.get(route);
+    if (!w) {
+      w = { sum: 0, n: 0 };
+      this.windows.set(route, w);
     }
-    this.sum = 0;
-    this.count = 0;
-    this.windowMin = Number.POSITIVE_INFINITY;
-    this.throughput = this.rates.max();
-    this.noLoadMs = this.minimums.min();
-    if (loopDelayMs > loopDelayTargetMs) {
-      // A late loop is excess demand's only while calls wait or are refused; with
-      // nobody waiting a smaller limit would only make a queue (closed-loop clients
-      // at normal load keep the loop as busy as they like).
-      if (queued > 0 || refused > 0) {
-        // Far over: a fifth at once (a spike's first windows decide how long it hurts).
-        this.limit = Math.max(min, this.limit * (loopDelayMs > 2 * loopDelayTargetMs ? 0.8 : 0.9));
+    w.sum += ms;
+    w.n++;
+    this.samples++;
+    if (running > this.peakRunning) this.peakRunning = running;
+    if (now >= this.windowEnd) this.close(now);
+  }
+
+  /** A call ran past the service's own deadline (Netflix's onDropped): a tenth off, not below the floor. */
+  drop(): void {
+    this.limit = Math.max(this.settings.floor, this.limit * 0.9);
+  }
+
+  private close(now: number): void {
+    this.windowEnd = now + WINDOW_MS;
+    // Too few samples: the window goes on (Netflix drops them; ours are precious at low load).
+    if (this.samples < MIN_SAMPLES) return;
+    let num = 0;
+    let den = 0;
+    for (const [route, w] of this.windows) {
+      if (w.n === 0) continue;
+      const mean = w.sum / w.n;
+      let base = this.baselines.get(route);
+      if (!base) {
+        base = { ms: mean, at: now };
+        this.baselines.set(route, base);
       }
-      return;
+      num += (mean / base.ms) * w.n;
+      den += w.n;
+      base.ms += (1 - Math.exp(-(now - base.at) / BASELINE_TAU_MS)) * (mean - base.ms);
+      base.at = now;
+      // Gradient2's fast recovery: a baseline far above the present comes down quickly.
+      if (base.ms / mean > 2) base.ms *= 0.95;
+      w.sum = 0;
+      w.n = 0;
     }
-    // Calls far below the limit say what demand was, not what the instance can do.
-    if (peakRunning < 0.5 * this.limit) return;
-    // Little's law caps it: no more calls than the instance finishes in the latency target.
-    const targetMs = Math.max(latencyTargetMs, TOLERANCE * this.noLoadMs);
-    const cap = this.throughput > 0 ? (this.throughput * targetMs) / 1000 : max;
-    // Full and punctual: a tenth more, or as many as wait (up to doubling) — a limit
-    // that a flood shrank is back within a few windows once the loop is free.
-    const grown =
-      peakRunning >= 0.8 * this.limit
-        ? this.limit + Math.max(this.limit * 0.1 + 1, Math.min(queued, this.limit))
-        : this.limit;
-    this.limit = Math.min(max, Math.max(min, Math.min(grown, cap)));
+    this.ratio = den > 0 ? num / den : 1;
+    // Calls far below the limit say what demand was, not what the instance can do: nor
+    // does the throughput then (the cap and the floor's exception read it), so nothing moves.
+    if (this.peakRunning >= this.limit / 2) {
+      const gradient = Math.min(1, Math.max(0.5, TOLERANCE / this.ratio));
+      const next = this.limit * gradient + HEADROOM;
+      this.limit = this.limit * (1 - SMOOTHING) + next * SMOOTHING;
+      this.limit = Math.min(
+        this.settings.max,
+        Math.max(this.settings.floor, Math.min(this.limit, this.littleCap())),
+      );
+    }
+    this.samples = 0;
+    this.peakRunning = 0;
+  }
+
+  /** Little's law: no more in flight than the best throughput finishes within the SLO's running share. */
+  private littleCap(): number {
+    const x = this.bestThroughput();
+    const share = this.settings.sloMs - this.settings.queueTargetMs;
+    return x > 0 ? Math.ceil((x * share) / 1000) : Number.POSITIVE_INFINITY;
   }
 }

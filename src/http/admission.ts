@@ -13,6 +13,7 @@ import {
   Admission,
   type AdmissionConfig,
   type AdmissionObserver,
+  Outcome,
   Refusal,
   Ticket,
 } from "../admission/admission";
@@ -78,13 +79,11 @@ export interface AdmissionGate {
   stop(): void;
 }
 
-/** Refusals are logged as one summary line per this many ms while they last, not one each. */
-const SUMMARY_MS = 10_000;
-
 export function createAdmissionGate(
   config: AdmissionConfig,
   log: Logger,
   observer?: AdmissionObserver,
+  callDeadlineMs?: number,
 ): AdmissionGate {
   if (!config.enabled) {
     return {
@@ -96,31 +95,18 @@ export function createAdmissionGate(
   }
   const errors = refusalErrors(config.retryAfterS);
   const directory = new ClientDirectory();
-  // The summary line: refusals by reason since the last one.
-  let counted: Record<Refusal, number> = { overloaded: 0, client_share: 0, deadline: 0 };
-  let summaryAt = 0;
-  const summarize = (reason: Refusal) => {
-    counted[reason]++;
-    const now = Date.now();
-    if (now - summaryAt < SUMMARY_MS) return;
-    summaryAt = now;
-    const { limit, latencyMs, throughput } = admission.limiter;
-    log.warn("admission refused calls", {
-      ...counted,
-      limit: Math.floor(limit),
-      latencyMs: Math.round(latencyMs * 10) / 10,
-      throughput: Math.round(throughput),
-      loopDelayMs: Math.round(admission.loopDelayMs),
-    });
-    counted = { overloaded: 0, client_share: 0, deadline: 0 };
-  };
-  const admission = new Admission(config, observer);
-  admission.start();
+  const admission = new Admission({ ...config, callDeadlineMs }, observer);
+  const summary = new RefusalSummary(log, admission);
 
-  const release = (front: FrontRequest, ticket: Ticket, authorization: string | undefined) => {
+  const release = (
+    front: FrontRequest,
+    res: NodeResponse,
+    ticket: Ticket,
+    authorization: string | undefined,
+  ) => {
     if (ticket.left) return;
     ticket.left = true;
-    admission.leave(ticket);
+    admission.leave(ticket, outcomeOf(front, res));
     // What the call proved of its client, for the next call with the same credentials.
     const caller = front.values?.get(callerKey);
     if (authorization !== undefined && caller?.client !== undefined) {
@@ -141,8 +127,8 @@ export function createAdmissionGate(
     // its room until its work ends.
     const done = () => {
       const work = front.values?.get(callWorkKey);
-      if (work) void work.then(() => release(front, ticket, authorization));
-      else release(front, ticket, authorization);
+      if (work) void work.then(() => release(front, res, ticket, authorization));
+      else release(front, res, ticket, authorization);
     };
     front.finally = done;
     let served: Promise<void> | void;
@@ -165,7 +151,7 @@ export function createAdmissionGate(
     route: GatedRoute,
     reason: Refusal,
   ) => {
-    summarize(reason);
+    summary.count(reason);
     front.refused = true;
     return route.refuse(req, res, front, errors[reason]);
   };
@@ -178,6 +164,7 @@ export function createAdmissionGate(
       const timeoutMs = admission.free ? undefined : route.clientTimeoutMs?.(req, front);
       const entered = admission.enter(
         client,
+        front.route ?? "",
         timeoutMs === undefined ? undefined : performance.now() + timeoutMs,
       );
       if (entered instanceof Ticket) return run(front, req, res, route, entered);
@@ -200,6 +187,114 @@ export function createAdmissionGate(
         };
       });
     },
-    stop: () => admission.stop(),
+    stop() {
+      admission.stop();
+      summary.stop();
+    },
   };
+}
+
+/** Codes of calls that did their work before they failed: the database was asked. */
+const WORK_DONE: ReadonlySet<Code> = new Set([
+  Code.NotFound,
+  Code.AlreadyExists,
+  Code.FailedPrecondition,
+  Code.Aborted,
+]);
+
+/**
+ * What a call's end says to the limit: its time is a sample when it did its
+ * work (an answer, or a refusal the database was asked for); an overrun of
+ * the service's own deadline is a drop; anything else (the pipeline's fast
+ * refusals, a client that left, an outage, the client's own deadline) says
+ * nothing of queueing.
+ */
+function outcomeOf(front: FrontRequest, res: NodeResponse): Outcome {
+  if (!res.writableEnded) return Outcome.Ignore;
+  const { code } = front.observed.outcome;
+  if (code === null) return Outcome.Work;
+  if (code === undefined) return res.statusCode < 400 ? Outcome.Work : Outcome.Ignore;
+  if (WORK_DONE.has(code)) return Outcome.Work;
+  // Whether it was the service's own deadline, admission tells by the time taken.
+  if (code === Code.DeadlineExceeded) return Outcome.Overran;
+  return Outcome.Ignore;
+}
+
+/** Refusals are counted in warn lines, not one line each: at once, while they last, when they end. */
+const SUMMARY_MS = 10_000;
+/** A burst has ended when no call was refused for this long. */
+const QUIET_MS = 1_000;
+
+/**
+ * The warn lines of refusals: the first refusal of a burst at once, then at
+ * most one line every 10 s while it lasts, and the rest about a second
+ * after it ends, so that the lines' counts add up to every refusal, a burst
+ * shorter than 10 s included. A timer exists only during a burst.
+ */
+class RefusalSummary {
+  private counts: Record<Refusal, number> = { overloaded: 0, client_share: 0, deadline: 0 };
+  private pending = 0;
+  private lastAt = 0;
+  private lastLogAt = Number.NEGATIVE_INFINITY;
+  private inBurst = false;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(
+    private readonly log: Logger,
+    private readonly admission: Admission,
+  ) {}
+
+  count(reason: Refusal): void {
+    const now = Date.now();
+    this.counts[reason]++;
+    this.pending++;
+    this.lastAt = now;
+    if (!this.inBurst) {
+      this.inBurst = true;
+      this.flush(now, "started");
+    } else if (now - this.lastLogAt >= SUMMARY_MS) {
+      this.flush(now, "ongoing");
+    }
+    if (!this.timer) {
+      this.timer = setTimeout(this.check, QUIET_MS);
+      this.timer.unref();
+    }
+  }
+
+  stop(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (this.pending > 0) this.flush(Date.now(), "ended");
+  }
+
+  private readonly check = (): void => {
+    this.timer = undefined;
+    const now = Date.now();
+    const quiet = now - this.lastAt;
+    if (quiet < QUIET_MS) {
+      this.timer = setTimeout(this.check, QUIET_MS - quiet);
+      this.timer.unref();
+      return;
+    }
+    this.inBurst = false;
+    if (this.pending > 0) this.flush(now, "ended");
+  };
+
+  private flush(now: number, burst: "started" | "ongoing" | "ended"): void {
+    const { admission } = this;
+    this.log.warn("admission refused calls", {
+      burst,
+      ...this.counts,
+      limit: Math.floor(admission.limiter.limit),
+      running: admission.running,
+      queued: admission.queued,
+      overloadedClients: admission.overloadedClients,
+      throughput: admission.throughput,
+      serviceMs: Math.round(admission.serviceMs * 10) / 10,
+      loopDelayMs: Math.round(admission.loopDelayMs),
+    });
+    this.counts = { overloaded: 0, client_share: 0, deadline: 0 };
+    this.pending = 0;
+    this.lastLogAt = now;
+  }
 }

@@ -134,6 +134,7 @@ export function createHttpServer(
     options.admission ?? DEFAULT_ADMISSION,
     deps.log,
     observer.admission,
+    timeouts.callDeadlineMs,
   );
   if (gate.admission) observer.watchAdmission(gate.admission);
   const healthRoute: Route = {

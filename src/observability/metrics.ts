@@ -243,7 +243,9 @@ function connectionMetrics(registry: Registry): (counts: ConnectionCounts) => vo
 
 /** What the admission gauges read at scrape time. */
 export interface AdmissionState {
-  readonly limiter: { readonly limit: number; readonly latencyMs: number };
+  readonly limiter: { readonly limit: number };
+  /** The smoothed service time of admitted calls that did their work, ms. */
+  readonly serviceMs: number;
   readonly running: number;
   readonly queued: number;
 }
@@ -278,7 +280,7 @@ function admissionMetrics(registry: Registry): {
   });
   new Gauge({
     name: "docflow_admission_limit",
-    help: "How many calls may run at once: the adaptive concurrency limit, learnt from latency.",
+    help: "How many calls may run at once: the adaptive concurrency limit, learnt from admitted calls' service time.",
     registers: [registry],
     collect() {
       if (state) this.set(Math.floor(state.limiter.limit));
@@ -297,10 +299,10 @@ function admissionMetrics(registry: Registry): {
   });
   new Gauge({
     name: "docflow_admission_latency_seconds",
-    help: "The smoothed latency of admitted calls that the limit and the queue's predicted wait are computed from, in seconds.",
+    help: "The smoothed service time of admitted calls that did their work (the time the queue target leaves room for), in seconds.",
     registers: [registry],
     collect() {
-      if (state) this.set(state.limiter.latencyMs / 1000);
+      if (state) this.set(state.serviceMs / 1000);
     },
   });
   const waited = new KeyedHistogram(

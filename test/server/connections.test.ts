@@ -269,6 +269,9 @@ describe("shutdown answers the connections the kernel already took (the backlog)
     await closing;
     const codes = out.trim().split("\n");
     expect(codes).toHaveLength(20);
-    expect(codes.filter((c) => !c.startsWith("200"))).toEqual([]);
+    // Each curl: an answer (200), or, started after the port had closed on a loaded
+    // machine, a connection refused (exit 7). Never a reset (56) or an empty reply (52).
+    expect(codes.filter((c) => c !== "200 0" && c !== "000 7")).toEqual([]);
+    expect(codes.filter((c) => c === "200 0").length).toBeGreaterThanOrEqual(10);
   });
 });

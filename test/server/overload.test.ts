@@ -115,32 +115,32 @@ function createGate() {
   };
 }
 
-const admissionOf = (queueTargetMs: number): AdmissionConfig => ({
+/** Two calls at once; `maxQueued` may wait (0: a call over the limit is refused at once). */
+const admissionOf = (maxQueued: number): AdmissionConfig => ({
   enabled: true,
-  initial: 2,
-  min: 2,
+  floor: 2,
   max: 2,
-  latencyTargetMs: 250,
-  loopDelayTargetMs: 20,
-  queueTargetMs,
+  sloMs: 250,
+  queueTargetMs: 100,
+  maxQueued,
   fairShares: true,
   retryAfterS: 1,
 });
 
 const gate = createGate();
 const commands: string[] = [];
-/** A refusal here comes after 40 ms in the queue (no call has finished: none is predicted). */
+/** Full, and no room to wait: a call over the limit is refused at once. */
 const h = useHarness(fixture, TEST_TIMEOUTS, {
   markHooks: { beforeSave: (ref) => gate.hold(ref.messageId) },
-  admission: admissionOf(40),
+  admission: admissionOf(0),
   serviceAuthAliases: SDK_ALIASES,
   observer: createObserver(createMetrics(), undefined),
   onCommand: (event) => commands.push(event.commandName),
 });
-/** The same service, but a call may wait 3 s: for shares and deadlines. */
+/** The same service, but calls may wait (one, then the next is refused): for shares and deadlines. */
 const patient = useHarness(fixture, TEST_TIMEOUTS, {
   markHooks: { beforeSave: (ref) => gate.hold(ref.messageId) },
-  admission: admissionOf(3_000),
+  admission: admissionOf(1),
   onCommand: (event) => commands.push(event.commandName),
 });
 

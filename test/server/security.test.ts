@@ -463,7 +463,7 @@ describe("a client that never reads its answers holds no room, and its streams a
   beforeAll(async () => {
     h = await startHarness(undefined, { ...TEST_TIMEOUTS, sendMs: 500 }, undefined, {
       // Four calls at once, and a short queue: a room held by an unread answer would refuse others.
-      admission: { ...DEFAULT_ADMISSION, initial: 4, min: 4, max: 4, queueTargetMs: 200 },
+      admission: { ...DEFAULT_ADMISSION, floor: 4, max: 4, maxQueued: 0 },
     });
   });
   afterAll(() => h?.close());

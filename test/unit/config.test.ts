@@ -88,14 +88,12 @@ describe("no silent in-memory production", () => {
 });
 
 describe("overload (docs/operations.md, Overload)", () => {
-  it("defaults: admission on, the documented limits and targets, shares on", () => {
+  it("defaults: admission on, the documented floor, limit and targets, shares on", () => {
     expect(loadConfig({}).admission).toEqual({
       enabled: true,
-      initial: 64,
-      min: 16,
-      max: 1000,
-      latencyTargetMs: 250,
-      loopDelayTargetMs: 20,
+      floor: 32,
+      max: 200,
+      sloMs: 250,
       queueTargetMs: 100,
       fairShares: true,
       retryAfterS: 1,
@@ -110,11 +108,9 @@ describe("overload (docs/operations.md, Overload)", () => {
   it("each can be set; the flags take any case", () => {
     const config = loadConfig({
       ADMISSION_ENABLED: "FALSE",
-      ADMISSION_INITIAL_LIMIT: "8",
-      ADMISSION_MIN_LIMIT: "2",
+      ADMISSION_LIMIT_FLOOR: "2",
       ADMISSION_MAX_LIMIT: "40",
       ADMISSION_LATENCY_TARGET_MS: "20",
-      ADMISSION_LOOP_DELAY_TARGET_MS: "15",
       ADMISSION_QUEUE_TARGET_MS: "250",
       ADMISSION_CLIENT_SHARES: "False",
       ADMISSION_RETRY_AFTER_S: "3",
@@ -124,11 +120,9 @@ describe("overload (docs/operations.md, Overload)", () => {
     });
     expect(config.admission).toEqual({
       enabled: false,
-      initial: 8,
-      min: 2,
+      floor: 2,
       max: 40,
-      latencyTargetMs: 20,
-      loopDelayTargetMs: 15,
+      sloMs: 20,
       queueTargetMs: 250,
       fairShares: false,
       retryAfterS: 3,
@@ -136,11 +130,18 @@ describe("overload (docs/operations.md, Overload)", () => {
     expect(config.connections).toEqual({ max: 500, h2MaxAgeMs: 0, h2MaxAgeGraceMs: 1_000 });
   });
 
-  it("the initial limit defaults to within a narrower range", () => {
+  it("the variables of before are refused, each saying what replaced it", () => {
     expect(
-      loadConfig({ ADMISSION_MAX_LIMIT: "10", ADMISSION_MIN_LIMIT: "4" }).admission.initial,
-    ).toBe(10);
-    expect(loadConfig({ ADMISSION_MIN_LIMIT: "80" }).admission.initial).toBe(80);
+      problemsOf({
+        ADMISSION_MIN_LIMIT: "2",
+        ADMISSION_INITIAL_LIMIT: "8",
+        ADMISSION_LOOP_DELAY_TARGET_MS: "15",
+      }),
+    ).toEqual([
+      "ADMISSION_MIN_LIMIT is no longer read: the limit's floor is ADMISSION_LIMIT_FLOOR",
+      "ADMISSION_INITIAL_LIMIT is no longer read: the limit starts at ADMISSION_LIMIT_FLOOR",
+      "ADMISSION_LOOP_DELAY_TARGET_MS is no longer read: the event loop's delay no longer moves the limit (docs/decisions.md, Admission)",
+    ]);
   });
 
   it("bad values are each reported, naming the variable", () => {
@@ -162,11 +163,8 @@ describe("overload (docs/operations.md, Overload)", () => {
   });
 
   it("limits that contradict each other are refused", () => {
-    expect(problemsOf({ ADMISSION_MIN_LIMIT: "50", ADMISSION_MAX_LIMIT: "10" })).toEqual([
-      "ADMISSION_MIN_LIMIT must not be larger than ADMISSION_MAX_LIMIT (got 50 and 10)",
-    ]);
-    expect(problemsOf({ ADMISSION_INITIAL_LIMIT: "2000" })).toEqual([
-      "ADMISSION_INITIAL_LIMIT must be from ADMISSION_MIN_LIMIT to ADMISSION_MAX_LIMIT (got 2000; 16 to 1000)",
+    expect(problemsOf({ ADMISSION_LIMIT_FLOOR: "50", ADMISSION_MAX_LIMIT: "10" })).toEqual([
+      "ADMISSION_LIMIT_FLOOR must not be larger than ADMISSION_MAX_LIMIT (got 50 and 10)",
     ]);
   });
 });
