@@ -40,8 +40,6 @@ export interface FrontRequest {
   readonly observed: RequestObservation;
   /** The declared route, for the log and the metrics (never a raw path). */
   route: string | undefined;
-  /** What the route that matched found, for its own serve (one object, no side table). */
-  matched: unknown;
   /** The protocol, for the log. */
   protocol: string;
   /** The call's context values, once `call` made them (admission reads who the caller proved to be). */
@@ -88,7 +86,6 @@ export function beginRequest(
     query: q < 0 ? "" : target.slice(q + 1),
     observed,
     route: undefined,
-    matched: undefined,
     protocol: "http",
     values: undefined,
     finally: undefined,

@@ -14,7 +14,6 @@ import type { Registry } from "@bufbuild/protobuf";
 import type { ConnectError, ConnectRouter } from "@connectrpc/connect";
 import { type AdmissionConfig, DEFAULT_ADMISSION } from "../admission/admission";
 import { SHUTDOWN } from "../call/context";
-import type { MethodRoute } from "../call/route";
 import type { ConnectionLimits, Timeouts } from "../config";
 import type { Deps } from "../deps";
 import { LEGACY_PROFILE_NAME } from "../legacy/profile";
@@ -23,7 +22,7 @@ import { createCodecs } from "../protocols/codecs";
 import { type Negotiation, negotiate, writeRefusal } from "../protocols/negotiate";
 import { type ServeOptions, serveRpc } from "../protocols/serve";
 import { createPipeline, type Pipeline, PUBLIC_SERVICES } from "../rpc/pipeline";
-import type { Transcoder, TranscoderMatch } from "../transcoder/transcoder";
+import type { Transcoder } from "../transcoder/transcoder";
 import { MAX_REQUEST_BYTES } from "../wire/body";
 import type { NodeRequest, NodeResponse } from "../wire/http";
 import { type PreparedError, sendPrepared } from "../wire/plain";
@@ -86,16 +85,25 @@ export interface HttpServerOptions {
 }
 
 /**
- * One entry of the route table: what it serves, and how. A route that can
- * refuse runs under admission (src/http/admission.ts); one that cannot
- * (health, /metrics) is never refused.
+ * One entry of the route table: whether it serves a request, and if so what
+ * it found, as a `Match` that serves (and, under admission, refuses) that
+ * request with what it found: no state passes through the front.
  */
-interface Route extends Partial<Pick<GatedRoute, "refuse" | "clientTimeoutMs">> {
-  /** The declared route (for logs and metrics), when this entry serves `front.path`. */
-  match(front: FrontRequest, req: NodeRequest): string | undefined;
+interface Route {
+  match(front: FrontRequest, req: NodeRequest): Match | undefined;
+}
+
+/**
+ * A request a route took. One with `refuse` runs under admission
+ * (src/http/admission.ts) unless `exempt`; one without (health, /metrics) is
+ * never refused.
+ */
+interface Match extends Partial<Pick<GatedRoute, "refuse" | "clientTimeoutMs">> {
+  /** The declared route, for logs and metrics (never a raw path). */
+  readonly route: string;
   serve(req: NodeRequest, res: NodeResponse, front: FrontRequest): Promise<void> | void;
-  /** Requests of this route that pass without admission: the public services (health, reflection), and requests the route refuses itself at once (a wrong verb or content type). */
-  exempt?(front: FrontRequest, req: NodeRequest): boolean;
+  /** It passes without admission: a public service (health, reflection), or a request the route refuses itself at once (a wrong verb or content type). */
+  readonly exempt?: boolean;
 }
 
 export function createHttpServer(
@@ -138,12 +146,18 @@ export function createHttpServer(
   );
   if (gate.admission) observer.watchAdmission(gate.admission);
   const healthRoute: Route = {
-    match: (front) => (HEALTH_PATHS.has(front.path) ? front.path : undefined),
-    serve: (req, res, front) => health.handle(req, res, front.path),
+    match: (front) =>
+      HEALTH_PATHS.has(front.path)
+        ? { route: front.path, serve: (req, res) => health.handle(req, res, front.path) }
+        : undefined,
   };
   const metricsRoute: Route = {
-    match: (front) => (observer.metricsRoute(front.path) ? front.path : undefined),
-    serve: (req, res, front) => observer.metricsRoute(front.path)?.handle(req, res),
+    match(front) {
+      const metrics = observer.metricsRoute(front.path);
+      return metrics
+        ? { route: front.path, serve: (req, res) => metrics.handle(req, res) }
+        : undefined;
+    },
   };
   const opsApart = options.opsPort === true;
   const table: readonly Route[] = [
@@ -151,9 +165,15 @@ export function createHttpServer(
     healthRoute,
     ...(opsApart ? [] : [metricsRoute]),
     {
-      match: (front) => docs.route(front.path),
-      serve: (req, res, front) => docs.handle(req, res, front.path),
-      refuse: (req, res, _front, error) => sendPrepared(req, res, gate.plainRefusal(error)),
+      match(front) {
+        const route = docs.route(front.path);
+        if (route === undefined) return undefined;
+        return {
+          route,
+          serve: (req, res) => docs.handle(req, res, front.path),
+          refuse: (req, res, _front, error) => sendPrepared(req, res, gate.plainRefusal(error)),
+        };
+      },
     },
     transcodedRoute(transcoder, pipeline, serving, cors, gate.plainRefusal),
   ];
@@ -166,14 +186,19 @@ export function createHttpServer(
     res: NodeResponse,
   ) => {
     for (const route of routes) {
-      const declared = route.match(front, req);
-      if (declared !== undefined) {
-        front.route = declared;
-        if (route.refuse && !route.exempt?.(front, req)) {
-          return front.observed.run(() => gate.pass(front, req, res, route as GatedRoute));
-        }
-        return front.observed.run(() => route.serve(req, res, front));
+      const match = route.match(front, req);
+      if (match === undefined) continue;
+      front.route = match.route;
+      const { refuse } = match;
+      if (refuse && !match.exempt) {
+        const gated: GatedRoute = {
+          serve: match.serve,
+          refuse,
+          clientTimeoutMs: match.clientTimeoutMs,
+        };
+        return front.observed.run(() => gate.pass(front, req, res, gated));
       }
+      return front.observed.run(() => match.serve(req, res, front));
     }
     return front.observed.run(() => notServed(req, res, front));
   };
@@ -275,50 +300,43 @@ function rpcRoute(
   publicServices: ReadonlySet<string>,
   plainRefusal: (error: ConnectError) => PreparedError,
 ): Route {
-  const methodOf = (front: FrontRequest): MethodRoute | undefined =>
-    pipeline.routes.get(front.path);
-  // Negotiated once a request, whichever of admission and serving asks first.
-  const negotiated = (front: FrontRequest, req: NodeRequest): Negotiation => {
-    front.matched ??= negotiate(req, methodOf(front) as MethodRoute);
-    return front.matched as Negotiation;
-  };
   return {
-    match: (front) => methodOf(front)?.path,
-    // Health and reflection; and a request negotiation refuses (405, 415, 505): its answer
-    // costs no more than a refusal would, and says what is really wrong.
-    exempt: (front, req) =>
-      publicServices.has((methodOf(front) as MethodRoute).method.parent.typeName) ||
-      !negotiated(front, req).ok,
-    // Asked only of a request admission gates: one negotiation took (see exempt).
-    clientTimeoutMs(req, front) {
-      const negotiation = negotiated(front, req);
-      return negotiation.ok ? negotiation.adapter.clientTimeoutMs(req) : undefined;
-    },
-    refuse(req, res, front, error) {
-      const method = methodOf(front) as MethodRoute;
-      if (cors.handle(req, res)) return;
-      const negotiation = negotiated(front, req);
-      req.resume();
-      // Not reached: a request negotiation refuses is exempt (above). Kept for the types.
-      if (!negotiation.ok) return sendPrepared(req, res, plainRefusal(error));
-      const { adapter, type } = negotiation;
-      front.refusedCall(adapter.rpcSystem, method.path.slice(1), adapter.name).code = error.code;
-      // In the request's own form (its codec; a Connect stream's end message), as any error of a call.
-      adapter.writeError(res, type, new Headers(), new Headers(), error);
-    },
-    serve(req, res, front) {
-      const method = methodOf(front) as MethodRoute;
-      if (cors.handle(req, res)) return;
-      const negotiation = negotiated(front, req);
-      if (!negotiation.ok) {
-        // The access log names the protocol the request spoke (a verb it does not take).
-        if (negotiation.speaks) front.protocol = negotiation.speaks.name;
-        writeRefusal(req, res, negotiation.refusal);
-        return;
-      }
-      const { adapter } = negotiation;
-      const call = front.call(adapter.rpcSystem, method.path.slice(1), adapter.name);
-      return serveRpc(serving, negotiation, method, call, req, res);
+    match(front, req) {
+      const method = pipeline.routes.get(front.path);
+      if (!method) return undefined;
+      // Negotiated once a request, whichever of admission and serving asks first.
+      const negotiation: Negotiation = negotiate(req, method);
+      return {
+        route: method.path,
+        // Health and reflection; and a request negotiation refuses (405, 415, 505): its
+        // answer costs no more than a refusal would, and says what is really wrong.
+        exempt: publicServices.has(method.method.parent.typeName) || !negotiation.ok,
+        clientTimeoutMs: (req) =>
+          negotiation.ok ? negotiation.adapter.clientTimeoutMs(req) : undefined,
+        refuse(req, res, front, error) {
+          if (cors.handle(req, res)) return;
+          req.resume();
+          // Not reached: a request negotiation refuses is exempt (above). Kept for the types.
+          if (!negotiation.ok) return sendPrepared(req, res, plainRefusal(error));
+          const { adapter, type } = negotiation;
+          front.refusedCall(adapter.rpcSystem, method.path.slice(1), adapter.name).code =
+            error.code;
+          // In the request's own form (its codec; a Connect stream's end message), as any error of a call.
+          adapter.writeError(res, type, new Headers(), new Headers(), error);
+        },
+        serve(req, res, front) {
+          if (cors.handle(req, res)) return;
+          if (!negotiation.ok) {
+            // The access log names the protocol the request spoke (a verb it does not take).
+            if (negotiation.speaks) front.protocol = negotiation.speaks.name;
+            writeRefusal(req, res, negotiation.refusal);
+            return;
+          }
+          const { adapter } = negotiation;
+          const call = front.call(adapter.rpcSystem, method.path.slice(1), adapter.name);
+          return serveRpc(serving, negotiation, method, call, req, res);
+        },
+      };
     },
   };
 }
@@ -340,53 +358,50 @@ function transcodedRoute(
     match(front, req) {
       const found = transcoder.match(req.method ?? "GET", front.path);
       if (found.kind === "not-found") return undefined;
-      front.matched = found;
-      return (found.kind === "found" ? found.binding : found.first).template.source;
-    },
-    // A wrong verb is answered 405 at once: it costs less than a refusal.
-    exempt: (front) => (front.matched as TranscoderMatch).kind !== "found",
-    refuse(req, res, front, error) {
-      const found = front.matched as TranscoderMatch | undefined;
-      if (found?.kind !== "found" || cors.handle(req, res)) return;
-      req.resume();
-      const { binding } = found;
-      const legacy = binding.profile.name === LEGACY_PROFILE_NAME;
-      const method = `${binding.method.parent.typeName}/${binding.method.name}`;
-      const outcome = front.refusedCall(
-        legacy ? "docflow_legacy" : "http_json",
-        method,
-        legacy ? "legacy" : "http",
-      );
-      outcome.code = error.code;
-      outcome.method = method;
-      if (legacy) return sendPrepared(req, res, plainRefusal(error));
-      return binding.profile.fail(exchangeOf(req, res, serving.maxRequestBytes), error);
-    },
-    serve(req, res, front) {
-      const found = front.matched as TranscoderMatch | undefined;
-      if (!found || found.kind === "not-found" || cors.handle(req, res)) return;
       const binding = found.kind === "found" ? found.binding : found.first;
       const legacy = binding.profile.name === LEGACY_PROFILE_NAME;
-      // A legacy call is named by the pipeline's outermost interceptor, once the verb chose it.
-      const call = legacy
-        ? front.call("docflow_legacy", UNKNOWN_RPC_METHOD, "legacy")
-        : front.call(
-            "http_json",
-            `${binding.method.parent.typeName}/${binding.method.name}`,
-            "http",
+      const method = `${binding.method.parent.typeName}/${binding.method.name}`;
+      return {
+        route: binding.template.source,
+        // A wrong verb is answered 405 at once: it costs less than a refusal.
+        exempt: found.kind !== "found",
+        refuse(req, res, front, error) {
+          if (cors.handle(req, res)) return;
+          req.resume();
+          const outcome = front.refusedCall(
+            legacy ? "docflow_legacy" : "http_json",
+            method,
+            legacy ? "legacy" : "http",
           );
-      const exchange = exchangeOf(req, res, serving.maxRequestBytes);
-      if (found.kind === "method-not-allowed") {
-        return binding.profile.methodNotAllowed(exchange, found.allowed, binding.template.source);
-      }
-      return transcoder.serve(found, front.query, exchange, invoker, {
-        req,
-        res,
-        front: call,
-        binding,
-        protocolName: legacy ? "legacy" : "http",
-        url: legacy ? binding.template.source : front.path,
-      });
+          outcome.code = error.code;
+          outcome.method = method;
+          if (legacy) return sendPrepared(req, res, plainRefusal(error));
+          return binding.profile.fail(exchangeOf(req, res, serving.maxRequestBytes), error);
+        },
+        serve(req, res, front) {
+          if (cors.handle(req, res)) return;
+          // A legacy call is named by the pipeline's outermost interceptor, once the verb chose it.
+          const call = legacy
+            ? front.call("docflow_legacy", UNKNOWN_RPC_METHOD, "legacy")
+            : front.call("http_json", method, "http");
+          const exchange = exchangeOf(req, res, serving.maxRequestBytes);
+          if (found.kind === "method-not-allowed") {
+            return binding.profile.methodNotAllowed(
+              exchange,
+              found.allowed,
+              binding.template.source,
+            );
+          }
+          return transcoder.serve(found, front.query, exchange, invoker, {
+            req,
+            res,
+            front: call,
+            binding,
+            protocolName: legacy ? "legacy" : "http",
+            url: legacy ? binding.template.source : front.path,
+          });
+        },
+      };
     },
   };
 }
