@@ -143,9 +143,10 @@ export class FailureBudget {
     const level = this.levelOf(bucket, budget, now);
     // Full: one more failure would overflow it. It takes a call again once a failure has drained.
     if (level <= budget - 1) return 0;
-    bucket.burst ??= { startedAt: now, failures: 0, refused: 0, lastRefusedAt: now };
-    bucket.burst.refused++;
-    bucket.burst.lastRefusedAt = now;
+    // A full bucket has its burst: `fill` opened it, and a sweep closes none that is full.
+    const burst = bucket.burst as NonNullable<Bucket["burst"]>;
+    burst.refused++;
+    burst.lastRefusedAt = now;
     return ((level - (budget - 1)) * this.config.windowMs) / budget;
   }
 

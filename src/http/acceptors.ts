@@ -58,6 +58,16 @@ const BACKLOG_QUIET_MS = 50;
 /** …or after this long in any case. */
 const BACKLOG_DRAIN_MS = 1_000;
 
+/** Port 0: how many free ports are tried before a bind that lost its port to another process fails. */
+const PORT_ZERO_ATTEMPTS = 10;
+
+const shared = (port: number, host: string): net.ListenOptions => ({
+  port,
+  host,
+  backlog: LISTEN_BACKLOG,
+  reusePort: true,
+});
+
 /** Listens; resolves with the address, or rejects with the listen error (EADDRINUSE…). */
 function listenOn(server: net.Server, options: net.ListenOptions): Promise<AddressInfo> {
   return new Promise((resolve, reject) => {
@@ -103,19 +113,29 @@ export function createAcceptors(
   return {
     async listen(port, host) {
       // Alone on the port, or not at all: a probe without SO_REUSEPORT fails on a port in
-      // use, also one that another process holds with SO_REUSEPORT.
-      const probe = net.createServer();
-      const free = await listenOn(probe, { port, host });
-      await new Promise((resolve) => probe.close(resolve));
-      const shared = { port: free.port, host, backlog: LISTEN_BACKLOG, reusePort: true };
-      let address: AddressInfo | undefined;
+      // use, also one that another process holds with SO_REUSEPORT. Port 0: the probe's
+      // free port can be taken by another process before the sockets bind it; then
+      // another free port is tried (a fixed port in use is the caller's to hear about).
+      let first: { server: net.Server; address: AddressInfo } | undefined;
+      for (let attempt = 1; !first; attempt++) {
+        const probe = net.createServer();
+        const free = await listenOn(probe, { port, host });
+        await new Promise((resolve) => probe.close(resolve));
+        const server = net.createServer(onConnection);
+        try {
+          first = { server, address: await listenOn(server, shared(free.port, host)) };
+        } catch (error) {
+          const taken = (error as NodeJS.ErrnoException).code === "EADDRINUSE";
+          if (port !== 0 || !taken || attempt >= PORT_ZERO_ATTEMPTS) throw error;
+        }
+      }
+      sockets.push(first.server);
       while (sockets.length < LISTENERS) {
         const server = net.createServer(onConnection);
         sockets.push(server);
-        address ??= await listenOn(server, shared);
-        if (sockets.length > 1) await listenOn(server, shared);
+        await listenOn(server, shared(first.address.port, host));
       }
-      return address as AddressInfo;
+      return first.address;
     },
     close() {
       secure?.stop();

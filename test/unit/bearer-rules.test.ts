@@ -135,12 +135,22 @@ describe("a Bearer header: size and syntax, before any key lookup", () => {
   });
 
   it("a header that cannot hold a token within the limit is refused unread (60,000 blanks)", () => {
-    expect(refusal(() => parseBearer(`Bearer ${" ".repeat(60_000)}x`)).failure).toBe(
-      "token_too_large",
-    );
+    expect(refusal(() => parseBearer(`Bearer ${" ".repeat(60_000)}x`))).toMatchObject({
+      failure: "token_too_large",
+      message: "the access token is too large",
+    });
     expect(refusal(() => parseBearer(`${" ".repeat(60_000)}Bearer x.y.z`)).failure).toBe(
       "token_too_large",
     );
+  });
+
+  it("a header of an 8 KiB token and 256 characters around it is read; one more is not", () => {
+    const token = `${"a".repeat(4_000)}.${"b".repeat(4_189)}.c`;
+    expect(token.length).toBe(8 * 1024);
+    const header = `Bearer ${token}${" ".repeat(256 - 7)}`;
+    expect(header.length).toBe(8 * 1024 + 256);
+    expect(parseBearer(header)).toBe(token);
+    expect(refusal(() => parseBearer(`${header} `)).failure).toBe("token_too_large");
   });
 
   it("exactly 8 KiB is read; one byte more is too large, before its syntax is looked at", () => {
