@@ -16,6 +16,7 @@ import {
   Outcome,
   Refusal,
   Ticket,
+  type Waiter,
 } from "../admission/admission";
 import { ClientDirectory } from "../admission/clients";
 import { callWorkKey } from "../call/context";
@@ -67,8 +68,23 @@ export interface GatedRoute {
 
 export interface AdmissionGate {
   readonly admission: Admission | undefined;
+  /**
+   * At the door, before the front (docs/operations.md, "Admission control"):
+   * while calls wait, a call of `route` from `req` asks admission first. True:
+   * it was refused, `refuse` wrote the answer, and nothing else of the
+   * request runs (no request id, no observation, no route scan). False: it
+   * runs or waits, which `pass` then takes as decided.
+   */
+  atTheDoor(
+    req: NodeRequest,
+    route: string,
+    clientTimeoutMs: number | undefined,
+    refuse: (error: ConnectError) => void,
+  ): boolean;
   /** A refusal's answer on a plain HTTP route (legacy paths, docs), made once per reason. */
   plainRefusal(error: ConnectError): PreparedError;
+  /** A request the door let in that the front serves without admission after all: its decision is undone. */
+  dismiss(req: NodeRequest): void;
   /** Serves the request with `route` now, once admitted, or refuses it. */
   pass(
     front: FrontRequest,
@@ -88,6 +104,8 @@ export function createAdmissionGate(
   if (!config.enabled) {
     return {
       admission: undefined,
+      atTheDoor: () => false,
+      dismiss() {},
       plainRefusal: preparedOf,
       pass: (front, req, res, route) => route.serve(req, res, front),
       stop() {},
@@ -156,17 +174,47 @@ export function createAdmissionGate(
     return route.refuse(req, res, front, errors[reason]);
   };
 
+  /** What the door decided for requests it let in, for `pass` (the same turn of the loop). */
+  const decided = new WeakMap<NodeRequest, Ticket | Waiter>();
+
   return {
     admission,
-    plainRefusal: preparedOf,
-    pass(front, req, res, route) {
-      const client = directory.clientOf(req.headers.authorization);
-      const timeoutMs = admission.free ? undefined : route.clientTimeoutMs?.(req, front);
+    atTheDoor(req, route, clientTimeoutMs, write) {
       const entered = admission.enter(
-        client,
-        front.route ?? "",
-        timeoutMs === undefined ? undefined : performance.now() + timeoutMs,
+        directory.clientOf(req.headers.authorization),
+        route,
+        clientTimeoutMs === undefined ? undefined : performance.now() + clientTimeoutMs,
       );
+      if (typeof entered !== "string") {
+        decided.set(req, entered);
+        return false;
+      }
+      summary.count(entered);
+      write(errors[entered]);
+      return true;
+    },
+    plainRefusal: preparedOf,
+    dismiss(req) {
+      const entered = decided.get(req);
+      if (!entered) return;
+      decided.delete(req);
+      if (entered instanceof Ticket) {
+        entered.left = true;
+        admission.leave(entered, Outcome.Ignore);
+      } else admission.cancel(entered);
+    },
+    pass(front, req, res, route) {
+      let entered: Ticket | Waiter | Refusal | undefined = decided.get(req);
+      if (entered) decided.delete(req);
+      else {
+        const client = directory.clientOf(req.headers.authorization);
+        const timeoutMs = admission.free ? undefined : route.clientTimeoutMs?.(req, front);
+        entered = admission.enter(
+          client,
+          front.route ?? "",
+          timeoutMs === undefined ? undefined : performance.now() + timeoutMs,
+        );
+      }
       if (entered instanceof Ticket) return run(front, req, res, route, entered);
       if (typeof entered === "string") return refuse(front, req, res, route, entered);
       const waiter = entered;

@@ -190,6 +190,7 @@ export function createHttpServer(
       if (match === undefined) continue;
       front.route = match.route;
       const { refuse } = match;
+      if (!refuse || match.exempt) gate.dismiss(req);
       if (refuse && !match.exempt) {
         const gated: GatedRoute = {
           serve: match.serve,
@@ -200,11 +201,73 @@ export function createHttpServer(
       }
       return front.observed.run(() => match.serve(req, res, front));
     }
+    gate.dismiss(req);
     return front.observed.run(() => notServed(req, res, front));
+  };
+  /**
+   * The door (docs/operations.md, "Admission control"): while calls wait, a
+   * call of the API asks admission before the front does anything for it, so
+   * that a refusal costs about what Node's own handling of a request costs.
+   * True: it was refused and answered.
+   */
+  const door = (req: NodeRequest, res: NodeResponse): boolean => {
+    const admission = gate.admission;
+    if (!admission || admission.free) return false;
+    const started = performance.now();
+    const url = req.url ?? "/";
+    const q = url.indexOf("?");
+    const path = q < 0 ? url : url.slice(0, q);
+    const method = pipeline.routes.get(path);
+    if (method) {
+      if ((options.publicServices ?? PUBLIC_SERVICES).has(method.method.parent.typeName)) {
+        return false;
+      }
+      const negotiation = negotiate(req, method);
+      if (!negotiation.ok) return false;
+      const { adapter, type } = negotiation;
+      return gate.atTheDoor(req, method.path, adapter.clientTimeoutMs(req), (error) => {
+        if (cors.handle(req, res)) return;
+        req.resume();
+        adapter.writeError(res, type, new Headers(), new Headers(), error);
+        observer.refused(
+          req,
+          {
+            system: adapter.rpcSystem,
+            method: method.path.slice(1),
+            route: method.path,
+            code: error.code,
+            status: res.statusCode,
+          },
+          (performance.now() - started) / 1000,
+        );
+      });
+    }
+    const found = transcoder.match(req.method ?? "GET", path);
+    if (found.kind !== "found") return false;
+    const { binding } = found;
+    const legacy = binding.profile.name === LEGACY_PROFILE_NAME;
+    return gate.atTheDoor(req, binding.template.source, undefined, (error) => {
+      if (cors.handle(req, res)) return;
+      req.resume();
+      if (legacy) sendPrepared(req, res, gate.plainRefusal(error));
+      else void binding.profile.fail(exchangeOf(req, res, serving.maxRequestBytes), error);
+      observer.refused(
+        req,
+        {
+          system: legacy ? "docflow_legacy" : "http_json",
+          method: `${binding.method.parent.typeName}/${binding.method.name}`,
+          route: binding.template.source,
+          code: error.code,
+          status: res.statusCode,
+        },
+        (performance.now() - started) / 1000,
+      );
+    });
   };
   const handlerOf = (routes: readonly Route[]) =>
     // Not async: the guard takes the promise a route returns (one promise a request fewer).
     guarded(deps.log, (req, res) => {
+      if (door(req, res)) return;
       const front = beginRequest(req, res, observer, deps.log, clientOf);
       const served = serveByTable(routes, front, req, res);
       if (!served) return watchSend(res, timeouts.sendMs);

@@ -96,6 +96,8 @@ export function commandCollection(event: CommandStartedEvent): string | undefine
 export interface Metrics {
   requestStarted(): void;
   requestEnded(labels: HttpRequestLabels, seconds: number): void;
+  /** A request refused at the door: observed, never counted as active. */
+  requestRefused(labels: HttpRequestLabels, seconds: number): void;
   callEnded(labels: RpcCallLabels, seconds: number): void;
   /**
    * Database metrics from the client's command and pool monitoring (the
@@ -174,6 +176,9 @@ export function createMetrics(): Metrics {
     },
     requestEnded(labels, seconds) {
       activeRequests--;
+      httpDuration.observe(labels as unknown as Labels, seconds);
+    },
+    requestRefused(labels, seconds) {
       httpDuration.observe(labels as unknown as Labels, seconds);
     },
     callEnded(labels, seconds) {

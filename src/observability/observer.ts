@@ -96,7 +96,21 @@ export interface RequestObservation {
   end(status: number, seconds: number): void;
 }
 
+/** A call admission refused at the door, before the front observed it (src/http/door.ts). */
+export interface DoorRefusal {
+  readonly system: RpcSystem;
+  /** `rpc.method`, fully qualified. */
+  readonly method: string;
+  /** The declared route. */
+  readonly route: string;
+  readonly code: Code;
+  /** The HTTP status written. */
+  readonly status: number;
+}
+
 export interface Observer {
+  /** A call refused at the door: its call and request metrics, as if the front had observed it. */
+  refused(req: NodeRequest, refusal: DoorRefusal, seconds: number): void;
   /** GET /metrics, when metrics are on. */
   metricsRoute(path: string): Metrics | undefined;
   /** Admission's metrics (none when metrics are off). */
@@ -120,6 +134,24 @@ export function createObserver(
     admission: metrics?.admission,
     watchAdmission: (state) => metrics?.watchAdmission(state),
     watchConnections: (counts) => metrics?.watchConnections(counts),
+    refused(req, refusal, seconds) {
+      if (!metrics) return;
+      const statusCode = statusCodeOf(refusal.system, refusal.code);
+      const serverError = SERVER_ERROR_CODES.has(refusal.code);
+      metrics.callEnded(
+        callLabels(refusal.system, refusal.method, statusCode, serverError),
+        seconds,
+      );
+      metrics.requestRefused(
+        requestLabels(
+          knownMethod(req.method),
+          refusal.route,
+          refusal.status,
+          protocolVersion(req.httpVersion),
+        ),
+        seconds,
+      );
+    },
     begin(req, _res, path) {
       metrics?.requestStarted();
       const span = tracer?.start(req, path);

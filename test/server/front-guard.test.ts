@@ -106,6 +106,7 @@ const observer: typeof base = {
   admission: base.admission,
   watchAdmission: base.watchAdmission,
   watchConnections: base.watchConnections,
+  refused: base.refused,
   begin(req, res, path) {
     const observed = base.begin(req, res, path);
     return {
