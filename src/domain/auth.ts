@@ -8,6 +8,7 @@ import { noCredentialsChallenge, serviceAuthChallenge } from "./bearer";
 import { unauthenticated } from "./errors";
 import type { Caller } from "./model";
 import type { Clock, CredentialStore } from "./ports";
+import { isWhiteSpace } from "./validate";
 
 /** The longest ServiceAuth header read (an API key and a token, with room to spare). */
 export const MAX_SERVICE_AUTH_LENGTH = 8 * 1024;
@@ -207,7 +208,7 @@ function nextParam(
 
 function withoutTrailingSpaces(value: string): string {
   let end = value.length;
-  while (isSpace(value.charCodeAt(end - 1))) end--;
+  while (isWhiteSpace(value.charCodeAt(end - 1))) end--;
   return value.slice(0, end);
 }
 
@@ -217,24 +218,8 @@ const COMMA = 0x2c;
 
 function skipSpaces(text: string, from: number): number {
   let pos = from;
-  while (isSpace(text.charCodeAt(pos))) pos++;
+  while (isWhiteSpace(text.charCodeAt(pos))) pos++;
   return pos;
-}
-
-/** ECMAScript white space and line terminators (what `\s` and `trim()` take). */
-function isSpace(c: number): boolean {
-  if (c <= 0x20) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
-  return (
-    c === 0xa0 ||
-    c === 0x1680 ||
-    (c >= 0x2000 && c <= 0x200a) ||
-    c === 0x2028 ||
-    c === 0x2029 ||
-    c === 0x202f ||
-    c === 0x205f ||
-    c === 0x3000 ||
-    c === 0xfeff
-  );
 }
 
 const isLetter = (c: number) => (c >= 0x41 && c <= 0x5a) || (c >= 0x61 && c <= 0x7a);

@@ -38,15 +38,15 @@ export function isIdentifier(value: string): boolean {
     if (++length > ID_MAX_LENGTH) return false;
     const c = char.codePointAt(0) as number;
     if (c <= 0x1f || (c >= 0x7f && c <= 0x9f)) return false;
-    if (blank && !isSpace(c)) blank = false;
+    if (blank && !isWhiteSpace(c)) blank = false;
   }
   return !blank;
 }
 
-/** SPACES as code points: what trim() removes beyond the controls. */
-function isSpace(c: number): boolean {
+/** ECMAScript white space and line terminators (what `\s` and `trim()` take), as a code point. */
+export function isWhiteSpace(c: number): boolean {
+  if (c <= 0x20) return c === 0x20 || (c >= 0x09 && c <= 0x0d);
   return (
-    c === 0x20 ||
     c === 0xa0 ||
     c === 0x1680 ||
     (c >= 0x2000 && c <= 0x200a) ||

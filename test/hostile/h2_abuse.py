@@ -266,13 +266,13 @@ class Reaction:
             self.end = how
 
 
-def pump(sock: socket.socket, r: Reaction) -> None:
-    """Reads whatever is there without waiting."""
-    sock.setblocking(False)
-    while r.end is None:
+def _read(sock: socket.socket, r: Reaction, until: float | None) -> None:
+    """Reads until the server closes; without `until`, only what is there now; with it,
+    until nothing comes for the socket's timeout or the clock passes `until`."""
+    while r.end is None and (until is None or time.monotonic() < until):
         try:
             data = sock.recv(1 << 16)
-        except (BlockingIOError, InterruptedError):
+        except (BlockingIOError, InterruptedError, socket.timeout):
             return
         except OSError:
             r.closed("reset")
@@ -281,24 +281,18 @@ def pump(sock: socket.socket, r: Reaction) -> None:
             r.closed("eof")
             return
         r.feed(data)
+
+
+def pump(sock: socket.socket, r: Reaction) -> None:
+    """Reads whatever is there without waiting."""
+    sock.setblocking(False)
+    _read(sock, r, None)
 
 
 def drain(sock: socket.socket, r: Reaction, quiet_s: float, max_s: float = 3.0) -> None:
     """Reads until the server closes, or sends nothing for quiet_s (at most max_s)."""
-    end = time.monotonic() + max_s
-    while r.end is None and time.monotonic() < end:
-        sock.settimeout(quiet_s)
-        try:
-            data = sock.recv(1 << 16)
-        except socket.timeout:
-            return
-        except OSError:
-            r.closed("reset")
-            return
-        if not data:
-            r.closed("eof")
-            return
-        r.feed(data)
+    sock.settimeout(quiet_s)
+    _read(sock, r, time.monotonic() + max_s)
 
 
 def send(sock: socket.socket, data: bytes, r: Reaction, block_s: float = 2.0) -> bool:

@@ -8,7 +8,6 @@
  * them all lives on (fff96f0's key-set fetch made the process exit on the
  * first three).
  */
-import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { ExportResultCode } from "@opentelemetry/core";
 import {
@@ -22,18 +21,16 @@ import { JwksUnavailable, remoteKeySource } from "../../src/auth/jwks";
 import { createLogger } from "../../src/log";
 import type { TracingConfig } from "../../src/observability/otel-config";
 import { otlpExporter } from "../../src/observability/tracing";
-import { type Peer, SCENARIOS, type Scenario, startPeer } from "../support/misbehaving-peer";
+import {
+  type Peer,
+  runInFreshProcess,
+  SCENARIOS,
+  type Scenario,
+  startPeer,
+  watchUnhandled,
+} from "../support/misbehaving-peer";
 
-const unhandled: unknown[] = [];
-const record = (error: unknown) => unhandled.push(error);
-beforeAll(() => {
-  process.on("uncaughtException", record);
-  process.on("unhandledRejection", record);
-});
-afterAll(() => {
-  process.off("uncaughtException", record);
-  process.off("unhandledRejection", record);
-});
+const unhandled = watchUnhandled({ beforeAll, afterAll });
 
 let peer: Peer | undefined;
 afterEach(async () => {
@@ -185,22 +182,7 @@ describe("a process whose key set and collector both misbehave in every way live
       await peer.close();
       console.log(JSON.stringify({ alive: true, failed, exported, allClosed }));
     `;
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", "--input-type=module", "-e", program],
-      {
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d: Buffer) => {
-      out += d;
-    });
-    child.stderr.on("data", (d: Buffer) => {
-      err += d;
-    });
-    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    const { code, out, err } = await runInFreshProcess(program);
     expect(err).toBe("");
     expect(code).toBe(0);
     // Every key lookup fails ("ok" serves an empty key set); every export ends.

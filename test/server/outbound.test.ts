@@ -4,7 +4,6 @@
  * left unhandled, and (in a fresh child process, where an uncaught error
  * would be fatal) that the process lives through all of them.
  */
-import { spawn } from "node:child_process";
 import { fileURLToPath } from "node:url";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -13,7 +12,14 @@ import {
   OutboundError,
   type OutboundFailure,
 } from "../../src/outbound";
-import { type Peer, SCENARIOS, type Scenario, startPeer } from "../support/misbehaving-peer";
+import {
+  type Peer,
+  runInFreshProcess,
+  SCENARIOS,
+  type Scenario,
+  startPeer,
+  watchUnhandled,
+} from "../support/misbehaving-peer";
 
 const TIMEOUT_MS = 1_000;
 const MAX_BYTES = 64 * 1024;
@@ -23,16 +29,7 @@ const limits = {
   headers: { accept: "application/json" },
 };
 
-const unhandled: unknown[] = [];
-const record = (error: unknown) => unhandled.push(error);
-beforeAll(() => {
-  process.on("uncaughtException", record);
-  process.on("unhandledRejection", record);
-});
-afterAll(() => {
-  process.off("uncaughtException", record);
-  process.off("unhandledRejection", record);
-});
+const unhandled = watchUnhandled({ beforeAll, afterAll });
 
 let peer: Peer | undefined;
 afterEach(async () => {
@@ -172,22 +169,7 @@ describe("fetchLimited against a misbehaving peer", () => {
       await peer.close();
       console.log(JSON.stringify({ alive: true, calls: causes.length, allClosed }));
     `;
-    const child = spawn(
-      process.execPath,
-      ["--import", "tsx", "--input-type=module", "-e", program],
-      {
-        stdio: ["ignore", "pipe", "pipe"],
-      },
-    );
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d: Buffer) => {
-      out += d;
-    });
-    child.stderr.on("data", (d: Buffer) => {
-      err += d;
-    });
-    const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+    const { code, out, err } = await runInFreshProcess(program);
     expect(err).toBe("");
     expect(code).toBe(0);
     expect(JSON.parse(out)).toEqual({ alive: true, calls: SCENARIOS.length * 3, allClosed: true });

@@ -8,6 +8,7 @@
  * connections and requests and records who closed each connection, so a test
  * can check that its client let go of the socket.
  */
+import { spawn } from "node:child_process";
 import net from "node:net";
 
 export const SCENARIOS = [
@@ -331,4 +332,49 @@ function takeRequest(data: Buffer): ParsedRequest | "incomplete" | "bad" {
   }
   if (at > data.length) return "incomplete";
   return { method, path, rest: data.subarray(at) };
+}
+
+/**
+ * Runs `program` (an ES module, TypeScript through tsx) in a fresh Node
+ * process of the project's Node, where an uncaught error would end it: its
+ * exit code, standard output and standard error.
+ */
+export async function runInFreshProcess(
+  program: string,
+): Promise<{ code: number | null; out: string; err: string }> {
+  const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", program], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let out = "";
+  let err = "";
+  child.stdout.on("data", (d: Buffer) => {
+    out += d;
+  });
+  child.stderr.on("data", (d: Buffer) => {
+    err += d;
+  });
+  const code = await new Promise<number | null>((resolve) => child.on("close", resolve));
+  return { code, out, err };
+}
+
+/**
+ * Records every uncaught exception and unhandled rejection of the test
+ * file's process: a misbehaving peer must cause neither. Call at the top
+ * of a file; `caught` holds what was seen.
+ */
+export function watchUnhandled(hooks: {
+  beforeAll: (fn: () => void) => void;
+  afterAll: (fn: () => void) => void;
+}): unknown[] {
+  const caught: unknown[] = [];
+  const record = (error: unknown) => caught.push(error);
+  hooks.beforeAll(() => {
+    process.on("uncaughtException", record);
+    process.on("unhandledRejection", record);
+  });
+  hooks.afterAll(() => {
+    process.off("uncaughtException", record);
+    process.off("unhandledRejection", record);
+  });
+  return caught;
 }
