@@ -13,6 +13,8 @@ export interface LoadResult {
   readonly requests: number;
   /** Non-2xx responses, failed calls, errors and timeouts. */
   readonly failed: number;
+  /** Successful answers (2xx; gRPC OK): goodput's count. */
+  readonly ok: number;
   readonly durationS: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
