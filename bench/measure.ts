@@ -117,3 +117,26 @@ export function rssMb(pid: number): number {
   const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
   return match?.[1] ? Number(match[1]) / 1024 : Number.NaN;
 }
+
+/**
+ * One core's time so far, in ms, from /proc/stat: busy (user, nice, system,
+ * irq, softirq: whoever ran there) and stolen by the hypervisor. Beside the
+ * CPU of the processes under test it tells whether something else ran on
+ * their core.
+ */
+export function coreMs(core: number): { busy: number; steal: number } {
+  const line = readFileSync("/proc/stat", "utf8")
+    .split("\n")
+    .find((l) => l.startsWith(`cpu${core} `));
+  if (!line) return { busy: Number.NaN, steal: Number.NaN };
+  const [user, nice, system, , , irq, softirq, steal] = line
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  const ms = (ticks: number) => (ticks * 1000) / ticksPerSecond();
+  return {
+    busy: ms((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0)),
+    steal: ms(steal ?? 0),
+  };
+}

@@ -179,9 +179,16 @@ export function runLoadGenerator<T>(
   });
 }
 
-/** SIGTERM to every child still running, SIGKILL to those still there after a while. */
-export async function stopAll(timeoutMs = 5_000): Promise<void> {
-  const running = [...children].filter((c) => c.exitCode === null && c.signalCode === null);
+/** SIGTERM to one server, SIGKILL if it is still there after a while. */
+export function stopServer(server: Server, timeoutMs = 5_000): Promise<void> {
+  return stopAll(timeoutMs, server.pid);
+}
+
+/** SIGTERM to every child still running (or only to `pid`), SIGKILL to those still there after a while. */
+export async function stopAll(timeoutMs = 5_000, pid?: number): Promise<void> {
+  const running = [...children].filter(
+    (c) => c.exitCode === null && c.signalCode === null && (pid === undefined || c.pid === pid),
+  );
   await Promise.all(
     running.map(
       (child) =>
