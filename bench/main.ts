@@ -28,6 +28,13 @@
  * another commit (built in a git worktree of its own, sharing node_modules),
  * interleaved, after checking that both give the same answers.
  *
+ * `npm run bench -- --variant NAME=value` compares the service with the same
+ * build started with that environment difference, interleaved (e.g.
+ * `--variant ADMISSION_ENABLED=false --rounds 10`): CPU per call, goodput and
+ * refusals per scenario, median and spread of the rounds, and their ratios.
+ * `--closed` is that comparison for admission: ADMISSION_ENABLED=true against
+ * false, closed loop, every scenario at 32 and 256 connections.
+ *
  * `npm run bench -- --overload` drives open-loop spikes instead
  * (bench/overload.ts), repeated `--repeat` times (3).
  *
@@ -48,6 +55,7 @@ import { DEFAULT_TIMEOUTS } from "../src/config";
 import { loadFixture } from "../src/fixtures/load";
 import { type Database, openDatabase } from "../src/storage/database";
 import { type EmbeddedServer, startEmbeddedServer } from "../src/storage/embedded-server";
+import { closedGoals, compare, costGoals, printComparisons } from "./compare";
 import {
   AUTHORIZATION,
   BENCH,
@@ -92,7 +100,7 @@ import { allocationsByPlace, summarizeProfile } from "./profile";
 import { prepareWrk, wrkArgs } from "./wrk";
 
 const USAGE = `usage: npm run bench [-- --json [file]] [-- --against REV] [-- --observability]
-                 [-- --profile [dir]]
+                 [-- --profile [dir]] [-- --variant NAME=value …] [-- --closed]
                  [-- --overload [--repeat N] [--multiples LIST] [--flood-multiples LIST]
                              [--protocols LIST] [--no-tight]]
                  [-- --rounds N] [-- --seconds S]
@@ -109,6 +117,16 @@ child process.
   --json [file]      also write the results as JSON (default bench-results.json)
   --against REV      compare with the service at another commit instead
   --observability    compare metrics and tracing settings of the service instead
+  --variant WORDS    compare the service with the same build started with an
+                     environment difference (NAME=value words, one variant per
+                     flag; e.g. --variant ADMISSION_ENABLED=false), interleaved:
+                     per scenario and connection count, CPU per call and goodput,
+                     median and min–max of the rounds, refusals, and the ratios
+                     service ÷ variant (of the medians, and of each round's pair)
+  --closed           closed-loop check of admission: every scenario at 32 and 256
+                     connections with ADMISSION_ENABLED=true against false (same
+                     build), interleaved; refusals and goodput on ÷ off, with the
+                     goals "nothing refused" and "goodput >= 1.0x off"
   --rounds N         interleaved rounds (default 3; BENCH_ROUNDS)
   --seconds S        seconds per step: each round (default 5; BENCH_SECONDS), or
                      with --overload each spike, bare flood and two-client run
@@ -153,6 +171,8 @@ commandLine({
     "--observability",
     "--profile",
     "--overload",
+    "--variant",
+    "--closed",
     "--rounds",
     "--seconds",
     "--repeat",
@@ -243,7 +263,12 @@ type SideName =
   /** --against REV: the service at another commit. */
   | `service@${string}`
   /** BENCH_NODE_FLAGS: the service with other node flags. */
-  | `node ${string}`;
+  | `node ${string}`
+  /** --closed: the same build with ADMISSION_ENABLED=true and false. */
+  | "admission-on"
+  | "admission-off"
+  /** --variant NAME=value: the same build with another environment. */
+  | `service ${string}`;
 
 /** A configuration of the service compared with others (--observability, BENCH_NODE_FLAGS). */
 interface Variant {
@@ -294,6 +319,10 @@ interface RunResult {
   readonly commandsPerReq: number;
   readonly requests: number;
   readonly failed: number;
+  /** Successes (2xx, gRPC OK) per second: goodput. */
+  readonly okPerS: number;
+  /** Calls the server's admission refused (docflow_admission_refusals_total); NaN if it cannot tell. */
+  readonly refused: number;
   readonly generator: string;
 }
 
@@ -346,6 +375,10 @@ interface Options {
   readonly protocols: readonly ("http" | "grpc")[];
   readonly tight: boolean;
   readonly overloadSeconds: number;
+  /** --variant NAME=value …: the same build with these environment differences instead. */
+  readonly variants: readonly Readonly<Record<string, string>>[];
+  /** --closed: ADMISSION_ENABLED=true against false, closed loop, instead. */
+  readonly closed: boolean;
 }
 
 /** The value after a flag (`--rounds 10`), or undefined when the flag is absent. */
@@ -355,6 +388,18 @@ function flagValue(args: readonly string[], flag: string): string | undefined {
   const value = args[at + 1];
   if (value === undefined || value.startsWith("--")) throw new Error(`${flag} needs a value`);
   return value;
+}
+
+/** Every value of a flag that may be given more than once (`--variant A=1 --variant B=2`). */
+function flagValues(args: readonly string[], flag: string): string[] {
+  const values: string[] = [];
+  args.forEach((arg, i) => {
+    if (arg !== flag) return;
+    const value = args[i + 1];
+    if (value === undefined || value.startsWith("--")) throw new Error(`${flag} needs a value`);
+    values.push(value);
+  });
+  return values;
 }
 
 /** A positive number from a flag, else from the environment, else the default. */
@@ -383,6 +428,18 @@ function multiples(raw: string, name: string): number[] {
     throw new Error(`${name} must be a comma list of positive numbers (got "${raw}")`);
   }
   return values;
+}
+
+/** NAME=value words (space- or comma-separated) as an environment. */
+function environmentWords(raw: string): Record<string, string> {
+  const words = raw.split(/[\s,]+/).filter((w) => w !== "");
+  const bad = words.filter((w) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(w));
+  if (words.length === 0 || bad.length > 0) {
+    throw new Error(`--variant takes NAME=value words (got "${raw}")`);
+  }
+  return Object.fromEntries(
+    words.map((w) => [w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1)]),
+  );
 }
 
 function readOptions(): Options {
@@ -471,6 +528,8 @@ function readOptions(): Options {
     floodMultiples: multiples(flagValue(args, "--flood-multiples") ?? "5,10", "--flood-multiples"),
     protocols: protocolList(flagValue(args, "--protocols") ?? "http,grpc"),
     tight: !args.includes("--no-tight"),
+    variants: flagValues(args, "--variant").map(environmentWords),
+    closed: args.includes("--closed"),
     warmupSeconds: number("BENCH_WARMUP_SECONDS", 2, 0),
     connections: connections.length > 0 ? connections : [32, 256],
     scenarios: wanted.length > 0 ? SCENARIOS.filter((s) => wanted.includes(s.name)) : SCENARIOS,
@@ -544,6 +603,8 @@ async function main(): Promise<void> {
   const options = readOptions();
   const modes = [
     options.overload && "--overload",
+    options.closed && "--closed",
+    options.variants.length > 0 && "--variant",
     options.observability && "--observability",
     options.against !== undefined && "--against",
     options.profileDir !== undefined && "--profile",
@@ -600,23 +661,31 @@ async function main(): Promise<void> {
     HOST: "127.0.0.1",
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info",
   };
-  if (options.observability || options.nodeFlags.length > 0 || options.against !== undefined) {
+  if (
+    options.observability ||
+    options.nodeFlags.length > 0 ||
+    options.against !== undefined ||
+    options.closed ||
+    options.variants.length > 0
+  ) {
     const variants: Variant[] = options.observability
       ? [...OBSERVABILITY_SIDES]
       : options.against !== undefined
         ? againstVariants(options.against, dir)
-        : options.nodeFlags.map((words) => {
-            const isEnv = (w: string) => /^[A-Z_][A-Z0-9_]*=/.test(w);
-            return {
-              name: `node ${words.join(" ") || "(no flags)"}`,
-              env: Object.fromEntries(
-                words
-                  .filter(isEnv)
-                  .map((w) => [w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1)]),
-              ),
-              nodeFlags: words.filter((w) => !isEnv(w)),
-            };
-          });
+        : options.closed || options.variants.length > 0
+          ? environmentVariants(options)
+          : options.nodeFlags.map((words) => {
+              const isEnv = (w: string) => /^[A-Z_][A-Z0-9_]*=/.test(w);
+              return {
+                name: `node ${words.join(" ") || "(no flags)"}`,
+                env: Object.fromEntries(
+                  words
+                    .filter(isEnv)
+                    .map((w) => [w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1)]),
+                ),
+                nodeFlags: words.filter((w) => !isEnv(w)),
+              };
+            });
     await variantBench(options, variants, env, started, tools);
     return;
   }
@@ -885,6 +954,30 @@ function againstVariants(rev: string, dir: string): Variant[] {
   ];
 }
 
+/**
+ * --closed: the same build with admission on and off. --variant NAME=value:
+ * the service as `npm start` runs it, then the same build with each
+ * environment difference.
+ */
+function environmentVariants(options: Options): Variant[] {
+  const here = serviceCommand();
+  if (options.closed) {
+    return [
+      { name: "admission-on", env: { ...here.env, ADMISSION_ENABLED: "true" } },
+      { name: "admission-off", env: { ...here.env, ADMISSION_ENABLED: "false" } },
+    ];
+  }
+  return [
+    { name: "service", env: here.env },
+    ...options.variants.map((words): Variant => {
+      const name = Object.entries(words)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(" ");
+      return { name: `service ${name}`, env: { ...here.env, ...words } };
+    }),
+  ];
+}
+
 /** A local OTLP receiver that reads and discards every export. */
 async function discardingReceiver(): Promise<{ url: string; exports: () => number }> {
   let exports = 0;
@@ -952,7 +1045,7 @@ HTTP load: ${httpGenerator}; gRPC load: ${grpcGenerator}; load ${os
     }
   }
   const rows: Row[] = [];
-  const table = new Table();
+  const table = new Table(Math.max(...sides.map((s) => s.name.length)));
   table.header();
   for (const scenario of options.scenarios) {
     for (const connections of options.connections) {
@@ -993,8 +1086,26 @@ HTTP load: ${httpGenerator}; gRPC load: ${grpcGenerator}; load ${os
     for (const line of lines) console.log(line);
     console.log(`OTLP exports received and discarded: ${receiver.exports()}`);
   }
+  const environments = options.closed || options.variants.length > 0;
+  const comparisons = environments ? compare(rows) : [];
+  if (environments) {
+    printComparisons(comparisons);
+    console.log(
+      options.closed
+        ? "\ngoals of issue 41, closed loop (admission on against off, same build):"
+        : "\nthe cost at normal load (issue 41: within 3 % per call):",
+    );
+    for (const line of options.closed ? closedGoals(comparisons) : costGoals(comparisons)) {
+      console.log(`  ${line}`);
+    }
+  }
   console.log(`total time ${((Date.now() - started) / 1000).toFixed(0)} s`);
-  writeResults(options, machineFacts(String(env.MONGODB_URI ?? ""), options.databaseCore), rows);
+  writeResults(
+    options,
+    machineFacts(String(env.MONGODB_URI ?? ""), options.databaseCore),
+    rows,
+    environments ? { comparisons } : {},
+  );
 }
 
 /**
@@ -1275,7 +1386,7 @@ async function runOnce(
       // The server is gone (Ctrl-C stops every child): its largest size so far stands.
     }
   };
-  const commandsBefore = await commandCount(side.server);
+  const before = await serverCounts(side.server);
   const sampler = setInterval(sampleRss, 200);
   try {
     const result: LoadResult = await runLoadGenerator(argv, ROOT, {
@@ -1295,9 +1406,9 @@ async function runOnce(
       parse,
     });
     const requests = Math.max(1, result.requests);
-    const commandsAfter = await commandCount(side.server);
+    const after = await serverCounts(side.server);
     return {
-      commandsPerReq: (commandsAfter - commandsBefore) / requests,
+      commandsPerReq: (after.commands - before.commands) / requests,
       reqPerS: result.requests / result.durationS,
       p50Ms: result.p50Ms,
       p99Ms: result.p99Ms,
@@ -1307,6 +1418,8 @@ async function runOnce(
       rssMaxMb: rssMax,
       requests: result.requests,
       failed: result.failed,
+      okPerS: result.ok / result.durationS,
+      refused: after.refused - before.refused,
       generator: result.generator,
     };
   } finally {
@@ -1372,23 +1485,32 @@ const HOUSEKEEPING = new Set(["hello", "ping", "endSessions", "_OTHER"]);
  * service's db_client_operation_duration_seconds_count on /metrics summed
  * over every operation but the driver's housekeeping (a scrape's readiness
  * ping among them). NaN when the server cannot tell (metrics off, or a
- * build from before the database metrics).
+ * build from before the database metrics). And the calls its admission has
+ * refused so far (docflow_admission_refusals_total, every reason and
+ * client): 0 for a floor, which admits everything; NaN when it cannot tell.
  */
-async function commandCount(server: Server): Promise<number> {
+async function serverCounts(server: Server): Promise<{ commands: number; refused: number }> {
   const response = await fetch(server.commandsUrl ?? `${server.url}/metrics`).catch(
     () => undefined,
   );
-  if (!response?.ok) return Number.NaN;
+  if (!response?.ok) return { commands: Number.NaN, refused: Number.NaN };
   const text = await response.text();
-  if (server.commandsUrl) return Number(text);
-  if (!text.includes("db_client_operation_duration_seconds")) return Number.NaN; // an older build
-  let total = 0;
+  if (server.commandsUrl) return { commands: Number(text), refused: 0 };
+  let commands = 0;
+  let refused = 0;
   for (const line of text.split("\n")) {
     const match = /^db_client_operation_duration_seconds_count\{(.*)\} (\d+)$/.exec(line);
     const operation = match?.[1] && /db_operation_name="([^"]*)"/.exec(match[1])?.[1];
-    if (match?.[2] && operation && !HOUSEKEEPING.has(operation)) total += Number(match[2]);
+    if (match?.[2] && operation && !HOUSEKEEPING.has(operation)) commands += Number(match[2]);
+    const refusal =
+      /^docflow_admission_refusals_total(?:\{.*\})? (\d+(?:\.\d+)?(?:e\+?\d+)?)$/.exec(line);
+    if (refusal?.[1]) refused += Number(refusal[1]);
   }
-  return total;
+  return {
+    // An older build has no database metrics.
+    commands: text.includes("db_client_operation_duration_seconds") ? commands : Number.NaN,
+    refused: text.includes("docflow_admission_refusals_total") ? refused : Number.NaN,
+  };
 }
 
 // ---------------------------------------------------------------- identical answers
@@ -1543,7 +1665,12 @@ function printMachine(
 const fmt = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(digits) : "-");
 
 class Table {
-  private readonly widths = [22, 6, 16, 9, 8, 8, 11, 10, 8, 9];
+  private readonly widths: number[];
+
+  /** `sideWidth`: the longest side's name (--variant names sides after their environment). */
+  constructor(sideWidth = 16) {
+    this.widths = [22, 6, Math.max(16, sideWidth), 9, 8, 8, 11, 10, 8, 9];
+  }
 
   private line(cells: string[]): void {
     console.log(
@@ -1569,7 +1696,7 @@ class Table {
       "RSS MB",
       "cmds/req",
     ]);
-    console.log("-".repeat(116));
+    console.log("-".repeat(100 + (this.widths[2] ?? 16)));
   }
 
   /** One scenario at one connection count: every side, then the first side against each other. */
@@ -1597,7 +1724,7 @@ class Table {
   }
 
   footer(): void {
-    console.log("-".repeat(116));
+    console.log("-".repeat(100 + (this.widths[2] ?? 16)));
   }
 }
 
