@@ -102,7 +102,7 @@ import { prepareWrk, wrkArgs } from "./wrk";
 const USAGE = `usage: npm run bench [-- --json [file]] [-- --against REV] [-- --observability]
                  [-- --profile [dir]] [-- --variant NAME=value …] [-- --closed]
                  [-- --overload [--repeat N] [--multiples LIST] [--flood-multiples LIST]
-                             [--protocols LIST] [--no-tight]]
+                             [--protocols LIST] [--no-tight] [--max-workers N]]
                  [-- --rounds N] [-- --seconds S]
 
 Throughput, latency, server CPU per request, database commands per request and
@@ -149,6 +149,8 @@ child process.
                      with --overload: the flooding client's multiples (default 5,10)
   --protocols LIST   with --overload: http, grpc or both (default http,grpc)
   --no-tight         with --overload: leave the tight baseline out
+  --max-workers N    with --overload: vegeta's calls in flight at most (default
+                     4000); a spike whose calls all wait sends less than offered
   --profile [dir]    CPU profiles of the service under each scenario instead:
                      top frames by self time, costs by place, a flame graph
                      (SVG), the raw .cpuprofile and .heapprofile (default dir
@@ -180,6 +182,7 @@ commandLine({
     "--flood-multiples",
     "--protocols",
     "--no-tight",
+    "--max-workers",
   ],
 });
 
@@ -375,6 +378,8 @@ interface Options {
   readonly protocols: readonly ("http" | "grpc")[];
   readonly tight: boolean;
   readonly overloadSeconds: number;
+  /** --max-workers: vegeta's calls in flight at most (4000, as issue 41 measured). */
+  readonly maxWorkers: number;
   /** --variant NAME=value …: the same build with these environment differences instead. */
   readonly variants: readonly Readonly<Record<string, string>>[];
   /** --closed: ADMISSION_ENABLED=true against false, closed loop, instead. */
@@ -528,6 +533,9 @@ function readOptions(): Options {
     floodMultiples: multiples(flagValue(args, "--flood-multiples") ?? "5,10", "--flood-multiples"),
     protocols: protocolList(flagValue(args, "--protocols") ?? "http,grpc"),
     tight: !args.includes("--no-tight"),
+    maxWorkers: Math.round(
+      positive(flagValue(args, "--max-workers"), undefined, 4000, "--max-workers", 1),
+    ),
     variants: flagValues(args, "--variant").map(environmentWords),
     closed: args.includes("--closed"),
     warmupSeconds: number("BENCH_WARMUP_SECONDS", 2, 0),
@@ -814,10 +822,13 @@ async function overloadBench(
     bareSeconds: Math.min(10, seconds),
     floodMultipliers: options.floodMultiples,
     quietShare: 0.2,
+    maxWorkers: options.maxWorkers,
   };
   const method = "docflow.api.v1.CounteragentService/GetCounteragentsFromGroup";
   const drivers = options.protocols.flatMap((protocol) => {
-    if (protocol === "http") return [httpDriver(tools, OVERLOAD_CALL, FLOOD_CALL)];
+    if (protocol === "http") {
+      return [httpDriver(tools, OVERLOAD_CALL, FLOOD_CALL, overload.maxWorkers)];
+    }
     const driver = grpcDriver(tools, method, AUTHORIZATION, FLOOD_AUTHORIZATION);
     return driver ? [driver] : [];
   });
@@ -832,7 +843,7 @@ async function overloadBench(
     `  node ${m.node}; ${m.cpu}; ${m.cores} cores; ${m.memoryGb} GB; load ${m.loadAverage.join(" ")}`,
   );
   console.log(
-    `  ${goToolVersion(vegeta)}; wrk ${wrk}; ${ghz ? goToolVersion(ghz) : "ghz not on PATH (gRPC skipped)"}`,
+    `  ${goToolVersion(vegeta)} (-max-workers=${overload.maxWorkers}, a 12 s client timeout); wrk ${wrk}; ${ghz ? `${goToolVersion(ghz)} (--rps --async, 16 connections)` : "ghz not on PATH (gRPC skipped)"}`,
   );
   console.log(
     `  each server${external ? "" : " and the embedded database"} on core ${SERVER_CORE}, the load and the bench on core ${LOAD_CORE}${hasTaskset ? " (taskset)" : " (no taskset: not pinned)"}`,

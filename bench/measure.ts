@@ -140,3 +140,24 @@ export function coreMs(core: number): { busy: number; steal: number } {
     steal: ms(steal ?? 0),
   };
 }
+
+/**
+ * The kernel's TCP counters that tell of connections refused before any
+ * process saw them (/proc/net/netstat, the whole machine): SYNs dropped
+ * because a listen queue was full, and SYNs a client had to send again.
+ */
+export function tcpCounters(): { listenOverflows: number; synRetransmits: number } {
+  let keys: string[] | undefined;
+  let values: string[] = [];
+  try {
+    for (const line of readFileSync("/proc/net/netstat", "utf8").split("\n")) {
+      if (!line.startsWith("TcpExt:")) continue;
+      if (keys === undefined) keys = line.split(/\s+/);
+      else values = line.split(/\s+/);
+    }
+  } catch {
+    return { listenOverflows: Number.NaN, synRetransmits: Number.NaN };
+  }
+  const of = (name: string) => Number(values[keys?.indexOf(name) ?? -1] ?? Number.NaN);
+  return { listenOverflows: of("ListenOverflows"), synRetransmits: of("TCPSynRetrans") };
+}

@@ -27,7 +27,7 @@ import http from "node:http";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { type GhzFiles, ghzArgs } from "./ghz";
-import { coreMs, cpuMs, percentile, rssMb } from "./measure";
+import { coreMs, cpuMs, percentile, rssMb, tcpCounters } from "./measure";
 import { LOAD_CORE, pinned, SERVER_CORE, type Server } from "./processes";
 
 export interface OverloadTools {
@@ -59,6 +59,12 @@ export interface OverloadOptions {
   /** The flooding client's multiples of capacity, and the quiet client's share of capacity. */
   readonly floodMultipliers: readonly number[];
   readonly quietShare: number;
+  /**
+   * vegeta's -max-workers: the most calls it keeps in flight. Once every
+   * worker waits for an answer it sends no more, and the open loop becomes a
+   * closed one (the spike's "sent" rate falls below the offered one).
+   */
+  readonly maxWorkers: number;
 }
 
 /** A server under test: its process and, when on its core, its database's. */
@@ -99,8 +105,9 @@ export interface SpikeResult {
   readonly goodput: number;
   /** r: the bare refuser's CPU per answer at the same rate, µs; NaN when not measured. */
   readonly bareUsPerAnswer: number;
-  /** Of the bare flood: calls without an answer (the refuser could not keep up). */
+  /** Of the bare flood: calls without an answer (the refuser could not keep up), and the rate sent. */
   readonly bareUnanswered: number;
+  readonly bareSentPerS: number;
   /** c: the core's CPU per call at capacity, µs. */
   readonly coreUsPerCall: number;
   /** (1 − m·r/c) ÷ (1 − r/c). */
@@ -115,11 +122,19 @@ export interface SpikeResult {
   readonly refusedP99Ms: number;
   readonly refusedWithoutRetryAfter: number;
   readonly otherErrors: number;
+  /** The other answers by code or gRPC status. */
+  readonly otherByCode: Readonly<Record<string, number>>;
   /** (server + database CPU) ÷ wall time during the spike. */
   readonly coreBusy: number;
   /** The core's time spent on other processes, and stolen by the hypervisor, ÷ wall time. */
   readonly othersBusy: number;
   readonly steal: number;
+  /**
+   * The machine's SYNs dropped at a full listen queue, and SYNs sent again,
+   * during the spike (the kernel's counters; the bench alone makes them).
+   */
+  readonly listenOverflows: number;
+  readonly synRetransmits: number;
   /** ≈ the core's CPU per refusal: (CPU − 200s × c) ÷ refusals, µs. */
   readonly usPerRefusal: number;
   readonly probes: number;
@@ -166,7 +181,10 @@ export interface ProtocolRun {
 }
 
 interface Call {
+  /** HTTP status; gRPC as 200 (OK), 503 (UNAVAILABLE), 429 (RESOURCE_EXHAUSTED); 0: no answer; -1: another gRPC status. */
   readonly code: number;
+  /** The gRPC status's name, when code is -1. */
+  readonly status?: string;
   readonly latencyMs: number;
   readonly retryAfter: boolean;
 }
@@ -289,7 +307,12 @@ interface Driver {
 }
 
 /** HTTP/1.1: wrk closed loop, vegeta open loop. */
-export function httpDriver(tools: OverloadTools, quiet: OverloadCall, flood: OverloadCall): Driver {
+export function httpDriver(
+  tools: OverloadTools,
+  quiet: OverloadCall,
+  flood: OverloadCall,
+  maxWorkers: number,
+): Driver {
   const script = wrkScript(tools.dir, "overload", quiet);
   return {
     protocol: "http",
@@ -316,7 +339,7 @@ export function httpDriver(tools: OverloadTools, quiet: OverloadCall, flood: Ove
         `-rate=${Math.max(1, Math.round(rate))}/s`,
         `-duration=${seconds}s`,
         `-timeout=${CLIENT_TIMEOUT_S}s`,
-        "-max-workers=4000",
+        `-max-workers=${maxWorkers}`,
         `-targets=${file}`,
         `-output=${output}`,
       ]);
@@ -388,11 +411,15 @@ export function grpcDriver(
       const out = await run(args);
       meter?.stop();
       const report = JSON.parse(out) as { details?: GhzDetail[] };
-      return (report.details ?? []).map((d) => ({
-        code: grpcCode(d),
-        latencyMs: d.latency / 1e6,
-        retryAfter: true,
-      }));
+      return (report.details ?? []).map((d) => {
+        const code = grpcCode(d);
+        return {
+          code,
+          ...(code === -1 ? { status: d.status } : {}),
+          latencyMs: d.latency / 1e6,
+          retryAfter: true,
+        };
+      });
     },
   };
 }
@@ -403,7 +430,11 @@ interface GhzDetail {
   error?: string;
 }
 
-/** ghz's status names as the HTTP-like codes the summary counts (OK 200, refusals 503/429, none 0). */
+/**
+ * ghz's status names as the HTTP-like codes the summary counts (OK 200,
+ * refusals 503/429, none 0: the 12 s client deadline passed, or the client
+ * gave up).
+ */
 const GRPC_CODES: Readonly<Record<string, number>> = {
   OK: 200,
   Unavailable: 503,
@@ -550,23 +581,42 @@ async function bareCost(
   rate: number,
   seconds: number,
   label: string,
-): Promise<{ usPerAnswer: number; unanswered: number }> {
+): Promise<BareCost> {
   const meter = new CpuMeter([bare.pid]);
   const calls = await driver.open(bare, rate, seconds, label, "quiet", meter);
   const answered = calls.filter((c) => c.code !== 0).length;
   const [ms = Number.NaN] = meter.ms;
-  return { usPerAnswer: (ms * 1000) / Math.max(1, answered), unanswered: calls.length - answered };
+  return {
+    usPerAnswer: (ms * 1000) / Math.max(1, answered),
+    unanswered: calls.length - answered,
+    sentPerS: calls.length / seconds,
+  };
+}
+
+interface BareCost {
+  readonly usPerAnswer: number;
+  readonly unanswered: number;
+  readonly sentPerS: number;
 }
 
 export function bound(multiplier: number, r: number, c: number): number {
   return (1 - (multiplier * r) / c) / (1 - r / c);
 }
 
+/** Calls counted by code ("0": no answer; a gRPC status of its own by name). */
+function codesOf(calls: readonly Call[]): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const c of calls) {
+    const key = c.code === -1 ? (c.status ?? "-1") : String(c.code);
+    out[key] = (out[key] ?? 0) + 1;
+  }
+  return out;
+}
+
 function clientResult(calls: readonly Call[]): ClientResult {
   const ok = sorted(calls.filter((c) => c.code === 200).map((c) => c.latencyMs));
   const answered = sorted(calls.filter((c) => c.code !== 0).map((c) => c.latencyMs));
-  const byCode: Record<string, number> = {};
-  for (const c of calls) if (c.code !== 200) byCode[c.code] = (byCode[c.code] ?? 0) + 1;
+  const byCode = codesOf(calls.filter((c) => c.code !== 200));
   return {
     calls: calls.length,
     okShare: ok.length / Math.max(1, calls.length),
@@ -605,12 +655,14 @@ export async function protocolRun(
     const label = `${side}-${protocol}-${repeat}-${m}x`;
     const r = bare
       ? await bareCost(driver, bare, C * m, options.bareSeconds, `${label}-bare`)
-      : { usPerAnswer: Number.NaN, unanswered: 0 };
+      : { usPerAnswer: Number.NaN, unanswered: 0, sentPerS: Number.NaN };
     await pause();
     const probes = probeHealth(server.url);
     const rss = watchRss(server.pid);
     const meter = new CpuMeter([server.pid, target.dbPid]);
+    const tcpBefore = tcpCounters();
     const calls = await driver.open(server, C * m, options.seconds, label, "quiet", meter);
+    const tcpAfter = tcpCounters();
     const probed = await probes.stop();
     const rssMax = rss.stop();
     const back = await recovery(driver, server, C);
@@ -630,6 +682,10 @@ export async function protocolRun(
       coreMs: serverMs + dbMs,
       wallMs: meter.wallMs,
       others: meter.others,
+      tcp: {
+        listenOverflows: tcpAfter.listenOverflows - tcpBefore.listenOverflows,
+        synRetransmits: tcpAfter.synRetransmits - tcpBefore.synRetransmits,
+      },
     });
     spikes.push(spike);
     printSpike(spike);
@@ -661,10 +717,11 @@ function summarizeSpike(x: {
   probes: { ms: number[]; failures: number };
   rssMaxMb: number;
   recoveryS: number;
-  r: { usPerAnswer: number; unanswered: number };
+  r: BareCost;
   coreMs: number;
   wallMs: number;
   others: { busy: number; steal: number };
+  tcp: { listenOverflows: number; synRetransmits: number };
 }): SpikeResult {
   const { calls, capacity } = x;
   const C = capacity.callsPerS;
@@ -688,6 +745,7 @@ function summarizeSpike(x: {
     goodput,
     bareUsPerAnswer: x.r.usPerAnswer,
     bareUnanswered: x.r.unanswered,
+    bareSentPerS: x.r.sentPerS,
     coreUsPerCall: c,
     bound: b,
     goodputOverBound: b > 0 ? goodput / b : Number.NaN,
@@ -700,9 +758,14 @@ function summarizeSpike(x: {
     refusedP99Ms: percentile(refused, 0.99),
     refusedWithoutRetryAfter: refusedCalls.filter((k) => !k.retryAfter).length,
     otherErrors: calls.length - ok.length - refused.length - unanswered,
+    otherByCode: codesOf(
+      calls.filter((k) => k.code !== 200 && k.code !== 429 && k.code !== 503 && k.code !== 0),
+    ),
     coreBusy: x.coreMs / x.wallMs,
     othersBusy: x.others.busy,
     steal: x.others.steal,
+    listenOverflows: x.tcp.listenOverflows,
+    synRetransmits: x.tcp.synRetransmits,
     usPerRefusal:
       refused.length > 0 ? (x.coreMs * 1000 - ok.length * c) / refused.length : Number.NaN,
     probes: probeMs.length,
@@ -739,7 +802,7 @@ async function twoClientRun(
     beside: [],
   };
   console.log(
-    `  ${side} ${driver.protocol} two clients: the quiet one (${options.quietShare}x = ${fmt(quietRate, 0)}/s) alone: ${pct(alone.okShare)} 200, p99 ${ms(alone.okP99Ms)}`,
+    `  ${side} ${driver.protocol} two clients: the quiet one (${options.quietShare}x = ${fmt(quietRate, 0)}/s) alone: ${pct(alone.okShare)} 200 (${alone.calls} calls), p99 of 200s ${ms(alone.okP99Ms)}, other ${JSON.stringify(alone.byCode)}`,
   );
   const beside: TwoClientResult["beside"][number][] = [];
   for (const fm of options.floodMultipliers) {
@@ -750,8 +813,14 @@ async function twoClientRun(
     ]);
     const row = { floodMultiplier: fm, quiet: clientResult(quiet), flood: clientResult(flood) };
     beside.push(row);
+    const floodSent = row.flood.calls / options.seconds;
+    if (floodSent < 0.95 * C * fm) {
+      console.log(
+        `    !! the flood sent ${fmt(floodSent, 0)}/s of the ${fmt(C * fm, 0)}/s offered: its calls in flight were all waiting for answers`,
+      );
+    }
     console.log(
-      `    beside a ${fm}x flood: the quiet client ${pct(row.quiet.okShare)} 200 (${row.quiet.calls} calls), p99 of 200s ${ms(row.quiet.okP99Ms)}, of all ${ms(row.quiet.p99Ms)}, other ${JSON.stringify(row.quiet.byCode)}; the flood ${pct(row.flood.okShare)} 200, other ${JSON.stringify(row.flood.byCode)}`,
+      `    beside a ${fm}x flood: the quiet client ${pct(row.quiet.okShare)} 200 (${row.quiet.calls} calls), p99 of 200s ${ms(row.quiet.okP99Ms)}, of all ${ms(row.quiet.p99Ms)}, other ${JSON.stringify(row.quiet.byCode)}; the flood (${fmt(floodSent, 0)}/s sent) ${pct(row.flood.okShare)} 200, other ${JSON.stringify(row.flood.byCode)}`,
     );
   }
   return { ...result, beside };
@@ -769,17 +838,20 @@ export function printSpike(r: SpikeResult): void {
   const indent = " ".repeat(6);
   if (r.sentPerS < 0.95 * r.offeredPerS) {
     console.log(
-      `  !! the generator sent ${fmt(r.sentPerS, 0)}/s of the ${fmt(r.offeredPerS, 0)}/s offered: every worker was waiting for an answer (vegeta -max-workers=4000, ghz --concurrency=400), so this spike was closer to a closed loop`,
+      `  !! the generator sent ${fmt(r.sentPerS, 0)}/s of the ${fmt(r.offeredPerS, 0)}/s offered: the generator's calls in flight were all waiting for answers (vegeta --max-workers; ghz: 16 connections' streams), so this spike was closer to a closed loop`,
     );
   }
   console.log(
-    `${head}: offered ${fmt(r.offeredPerS, 0)}/s (sent ${fmt(r.sentPerS, 0)}/s)  goodput ${times(r.goodput)}  bound ${times(r.bound)} (r ${fmt(r.bareUsPerAnswer, 1)} µs${r.bareUnanswered > 0 ? `, ${r.bareUnanswered} unanswered by the bare refuser` : ""}, c ${fmt(r.coreUsPerCall, 0)} µs)  goodput/bound ${fmt(r.goodputOverBound, 2)}`,
+    `${head}: offered ${fmt(r.offeredPerS, 0)}/s (sent ${fmt(r.sentPerS, 0)}/s)  goodput ${times(r.goodput)}  bound ${times(r.bound)} (r ${fmt(r.bareUsPerAnswer, 1)} µs at ${fmt(r.bareSentPerS, 0)}/s${r.bareUnanswered > 0 ? `, ${r.bareUnanswered} unanswered by the bare refuser` : ""}, c ${fmt(r.coreUsPerCall, 0)} µs)  goodput/bound ${fmt(r.goodputOverBound, 2)}`,
   );
   console.log(
-    `${indent}answered ${pct(r.answered)} (unanswered ${r.unanswered})  200s ${r.ok}, p50/p99 ${ms(r.okP50Ms)}/${ms(r.okP99Ms)}  refused ${r.refused}, p99 ${ms(r.refusedP99Ms)} (no Retry-After: ${r.refusedWithoutRetryAfter})  other ${r.otherErrors}`,
+    `${indent}answered ${pct(r.answered)} (unanswered ${r.unanswered})  200s ${r.ok}, p50/p99 ${ms(r.okP50Ms)}/${ms(r.okP99Ms)}  refused ${r.refused}, p99 ${ms(r.refusedP99Ms)} (no Retry-After: ${r.refusedWithoutRetryAfter})  other ${r.otherErrors}${r.otherErrors > 0 ? ` ${JSON.stringify(r.otherByCode)}` : ""}`,
   );
   console.log(
-    `${indent}/readyz 200 ${r.probes - r.probeFailures}/${r.probes}, p99 ${ms(r.probeP99Ms)}  RSS peak ${fmt(r.rssMaxMb, 0)} MB  core ${SERVER_CORE}: ours ${fmt(r.coreBusy * 100, 0)} %, others ${fmt(r.othersBusy * 100, 0)} %; ≈ ${fmt(r.usPerRefusal, 0)} µs per refusal  back to 0.9x in ${Number.isFinite(r.recoveryS) ? `${r.recoveryS} s` : "> 10 s"}`,
+    `${indent}/readyz 200 ${r.probes - r.probeFailures}/${r.probes}, p99 ${ms(r.probeP99Ms)}  RSS peak ${fmt(r.rssMaxMb, 0)} MB  back to 0.9x capacity in ${Number.isFinite(r.recoveryS) ? `${r.recoveryS} s` : "> 10 s"}`,
+  );
+  console.log(
+    `${indent}core ${SERVER_CORE}: ours ${fmt(r.coreBusy * 100, 0)} %, others ${fmt(r.othersBusy * 100, 0)} %; ≈ ${fmt(r.usPerRefusal, 0)} µs of it per refusal  TCP: listen queue overflows ${fmt(r.listenOverflows, 0)}, SYNs sent again ${fmt(r.synRetransmits, 0)}`,
   );
 }
 
