@@ -135,6 +135,10 @@ export interface SpikeResult {
    */
   readonly listenOverflows: number;
   readonly synRetransmits: number;
+  /** The server's warn and error log lines during the spike, and the first error lines. */
+  readonly logWarnings: number;
+  readonly logErrors: number;
+  readonly firstLogErrors: readonly string[];
   /** ≈ the core's CPU per refusal: (CPU − 200s × c) ÷ refusals, µs. */
   readonly usPerRefusal: number;
   readonly probes: number;
@@ -661,8 +665,10 @@ export async function protocolRun(
     const rss = watchRss(server.pid);
     const meter = new CpuMeter([server.pid, target.dbPid]);
     const tcpBefore = tcpCounters();
+    const logBefore = server.logProblems();
     const calls = await driver.open(server, C * m, options.seconds, label, "quiet", meter);
     const tcpAfter = tcpCounters();
+    const logAfter = server.logProblems();
     const probed = await probes.stop();
     const rssMax = rss.stop();
     const back = await recovery(driver, server, C);
@@ -685,6 +691,11 @@ export async function protocolRun(
       tcp: {
         listenOverflows: tcpAfter.listenOverflows - tcpBefore.listenOverflows,
         synRetransmits: tcpAfter.synRetransmits - tcpBefore.synRetransmits,
+      },
+      log: {
+        warnings: logAfter.warn - logBefore.warn,
+        errors: logAfter.error - logBefore.error,
+        firstErrors: logAfter.firstErrors.slice(logBefore.firstErrors.length),
       },
     });
     spikes.push(spike);
@@ -722,6 +733,7 @@ function summarizeSpike(x: {
   wallMs: number;
   others: { busy: number; steal: number };
   tcp: { listenOverflows: number; synRetransmits: number };
+  log: { warnings: number; errors: number; firstErrors: readonly string[] };
 }): SpikeResult {
   const { calls, capacity } = x;
   const C = capacity.callsPerS;
@@ -766,6 +778,9 @@ function summarizeSpike(x: {
     steal: x.others.steal,
     listenOverflows: x.tcp.listenOverflows,
     synRetransmits: x.tcp.synRetransmits,
+    logWarnings: x.log.warnings,
+    logErrors: x.log.errors,
+    firstLogErrors: x.log.firstErrors,
     usPerRefusal:
       refused.length > 0 ? (x.coreMs * 1000 - ok.length * c) / refused.length : Number.NaN,
     probes: probeMs.length,
@@ -851,8 +866,9 @@ export function printSpike(r: SpikeResult): void {
     `${indent}/readyz 200 ${r.probes - r.probeFailures}/${r.probes}, p99 ${ms(r.probeP99Ms)}  RSS peak ${fmt(r.rssMaxMb, 0)} MB  back to 0.9x capacity in ${Number.isFinite(r.recoveryS) ? `${r.recoveryS} s` : "> 10 s"}`,
   );
   console.log(
-    `${indent}core ${SERVER_CORE}: ours ${fmt(r.coreBusy * 100, 0)} %, others ${fmt(r.othersBusy * 100, 0)} %; ≈ ${fmt(r.usPerRefusal, 0)} µs of it per refusal  TCP: listen queue overflows ${fmt(r.listenOverflows, 0)}, SYNs sent again ${fmt(r.synRetransmits, 0)}`,
+    `${indent}core ${SERVER_CORE}: ours ${fmt(r.coreBusy * 100, 0)} %, others ${fmt(r.othersBusy * 100, 0)} %; ≈ ${fmt(r.usPerRefusal, 0)} µs of it per refusal  TCP: listen queue overflows ${fmt(r.listenOverflows, 0)}, SYNs sent again ${fmt(r.synRetransmits, 0)}  log: ${r.logWarnings} warn, ${r.logErrors} error lines`,
   );
+  for (const line of r.firstLogErrors) console.log(`${indent}  ${line}`);
 }
 
 const range = (values: readonly number[], digits: number) => {
