@@ -866,7 +866,7 @@ export function printSpike(r: SpikeResult): void {
     `${indent}/readyz 200 ${r.probes - r.probeFailures}/${r.probes}, p99 ${ms(r.probeP99Ms)}  RSS peak ${fmt(r.rssMaxMb, 0)} MB  back to 0.9x capacity in ${Number.isFinite(r.recoveryS) ? `${r.recoveryS} s` : "> 10 s"}`,
   );
   console.log(
-    `${indent}core ${SERVER_CORE}: ours ${fmt(r.coreBusy * 100, 0)} %, others ${fmt(r.othersBusy * 100, 0)} %; ≈ ${fmt(r.usPerRefusal, 0)} µs of it per refusal  TCP: listen queue overflows ${fmt(r.listenOverflows, 0)}, SYNs sent again ${fmt(r.synRetransmits, 0)}  log: ${r.logWarnings} warn, ${r.logErrors} error lines`,
+    `${indent}core ${SERVER_CORE}: ours ${fmt(r.coreBusy * 100, 0)} %, others ${fmt(r.othersBusy * 100, 0)} %; ≈ ${fmt(r.usPerRefusal, 0)} µs per refusal if each 200 cost c  TCP: listen queue overflows ${fmt(r.listenOverflows, 0)}, SYNs sent again ${fmt(r.synRetransmits, 0)}  log: ${r.logWarnings} warn, ${r.logErrors} error lines`,
   );
   for (const line of r.firstLogErrors) console.log(`${indent}  ${line}`);
 }
