@@ -298,7 +298,9 @@ interface Driver {
   closed(server: Server, seconds: number): Promise<{ calls: number; notOk: number; s: number }>;
   /**
    * A fixed arrival rate for `seconds`, from the bench's client or the
-   * flooding one; `meter` brackets the load itself (not the reading of results).
+   * flooding one; `meter` brackets the load itself. Resolves when the load
+   * has ended; its results are read afterwards, when asked for (after the
+   * recovery, which starts at once).
    */
   open(
     server: Server,
@@ -307,7 +309,17 @@ interface Driver {
     label: string,
     client: "quiet" | "flood",
     meter?: CpuMeter,
-  ): Promise<Call[]>;
+  ): Promise<Attack>;
+}
+
+/** A load that has ended: its calls, read when asked for. */
+interface Attack {
+  calls(): Promise<Call[]>;
+}
+
+/** Runs a load and reads its calls. */
+async function callsOf(attack: Promise<Attack>): Promise<Call[]> {
+  return (await attack).calls();
 }
 
 /** HTTP/1.1: wrk closed loop, vegeta open loop. */
@@ -348,21 +360,27 @@ export function httpDriver(
         `-output=${output}`,
       ]);
       meter?.stop();
-      const calls: Call[] = [];
-      await runLines([tools.vegeta, "encode", "--to", "json", output], (line) => {
-        if (!line) return;
-        const r = JSON.parse(line) as {
-          code: number;
-          latency: number;
-          headers?: Record<string, string[]>;
-        };
-        calls.push({
-          code: r.code,
-          latencyMs: r.latency / 1e6,
-          retryAfter: Object.keys(r.headers ?? {}).some((h) => h.toLowerCase() === "retry-after"),
-        });
-      });
-      return calls;
+      return {
+        async calls() {
+          const calls: Call[] = [];
+          await runLines([tools.vegeta, "encode", "--to", "json", output], (line) => {
+            if (!line) return;
+            const r = JSON.parse(line) as {
+              code: number;
+              latency: number;
+              headers?: Record<string, string[]>;
+            };
+            calls.push({
+              code: r.code,
+              latencyMs: r.latency / 1e6,
+              retryAfter: Object.keys(r.headers ?? {}).some(
+                (h) => h.toLowerCase() === "retry-after",
+              ),
+            });
+          });
+          return calls;
+        },
+      };
     },
   };
 }
@@ -414,16 +432,20 @@ export function grpcDriver(
       meter?.start();
       const out = await run(args);
       meter?.stop();
-      const report = JSON.parse(out) as { details?: GhzDetail[] };
-      return (report.details ?? []).map((d) => {
-        const code = grpcCode(d);
-        return {
-          code,
-          ...(code === -1 ? { status: d.status } : {}),
-          latencyMs: d.latency / 1e6,
-          retryAfter: true,
-        };
-      });
+      return {
+        async calls() {
+          const report = JSON.parse(out) as { details?: GhzDetail[] };
+          return (report.details ?? []).map((d) => {
+            const code = grpcCode(d);
+            return {
+              code,
+              ...(code === -1 ? { status: d.status } : {}),
+              latencyMs: d.latency / 1e6,
+              retryAfter: true,
+            };
+          });
+        },
+      };
     },
   };
 }
@@ -587,7 +609,7 @@ async function bareCost(
   label: string,
 ): Promise<BareCost> {
   const meter = new CpuMeter([bare.pid]);
-  const calls = await driver.open(bare, rate, seconds, label, "quiet", meter);
+  const calls = await callsOf(driver.open(bare, rate, seconds, label, "quiet", meter));
   const answered = calls.filter((c) => c.code !== 0).length;
   const [ms = Number.NaN] = meter.ms;
   return {
@@ -666,12 +688,15 @@ export async function protocolRun(
     const meter = new CpuMeter([server.pid, target.dbPid]);
     const tcpBefore = tcpCounters();
     const logBefore = server.logProblems();
-    const calls = await driver.open(server, C * m, options.seconds, label, "quiet", meter);
+    const attack = await driver.open(server, C * m, options.seconds, label, "quiet", meter);
+    // The spike is over: what it left, then how long until throughput is back, then its calls.
     const tcpAfter = tcpCounters();
     const logAfter = server.logProblems();
-    const probed = await probes.stop();
+    const probing = probes.stop();
     const rssMax = rss.stop();
     const back = await recovery(driver, server, C);
+    const probed = await probing;
+    const calls = await attack.calls();
     const [serverMs = Number.NaN, dbMs = Number.NaN] = meter.ms;
     const spike = summarizeSpike({
       side,
@@ -805,7 +830,7 @@ async function twoClientRun(
   const label = `${side}-${driver.protocol}-${repeat}`;
   await pause();
   const alone = clientResult(
-    await driver.open(server, quietRate, options.seconds, `${label}-alone`, "quiet"),
+    await callsOf(driver.open(server, quietRate, options.seconds, `${label}-alone`, "quiet")),
   );
   const result: TwoClientResult = {
     side,
@@ -823,8 +848,8 @@ async function twoClientRun(
   for (const fm of options.floodMultipliers) {
     await pause();
     const [quiet, flood] = await Promise.all([
-      driver.open(server, quietRate, options.seconds, `${label}-quiet-${fm}x`, "quiet"),
-      driver.open(server, C * fm, options.seconds, `${label}-flood-${fm}x`, "flood"),
+      callsOf(driver.open(server, quietRate, options.seconds, `${label}-quiet-${fm}x`, "quiet")),
+      callsOf(driver.open(server, C * fm, options.seconds, `${label}-flood-${fm}x`, "flood")),
     ]);
     const row = { floodMultiplier: fm, quiet: clientResult(quiet), flood: clientResult(flood) };
     beside.push(row);
