@@ -22,7 +22,7 @@ export const AUTHORIZATION = `ServiceAuth svcauth_api_client_id=${BENCH.apiKey},
 
 /** --overload's second API client, the one that floods (the same user's token, another key). */
 export const FLOOD_API_KEY = "bench-flood-api-key";
-const FLOOD_AUTHORIZATION = `ServiceAuth svcauth_api_client_id=${FLOOD_API_KEY}, svcauth_token=${BENCH.token}`;
+export const FLOOD_AUTHORIZATION = `ServiceAuth svcauth_api_client_id=${FLOOD_API_KEY}, svcauth_token=${BENCH.token}`;
 
 const SUBSCRIPTIONS_PATH = `/GetSubscriptions?boxId=${BENCH.boxId}&userId=${BENCH.employeeUserId}`;
 

@@ -67,6 +67,7 @@ export function parseGhz(stdout: string): LoadResult {
     generator: "ghz",
     requests: report.count,
     failed: report.count - (report.statusCodeDistribution?.OK ?? 0),
+    ok: report.statusCodeDistribution?.OK ?? 0,
     durationS: report.total / 1e9,
     p50Ms: at(50),
     p99Ms: at(99),

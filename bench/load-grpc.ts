@@ -83,6 +83,7 @@ async function main(): Promise<void> {
     generator: "grpc-js (load-grpc.ts)",
     requests: latencies.count,
     failed,
+    ok: latencies.count - failed,
     durationS,
     ...latencies.percentiles(),
   };

@@ -43,6 +43,7 @@ async function main(): Promise<void> {
     generator: "autocannon",
     requests: result["2xx"] + result.non2xx,
     failed: result.non2xx + result.errors + result.timeouts,
+    ok: result["2xx"],
     durationS: result.duration,
     p50Ms,
     p99Ms,

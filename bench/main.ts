@@ -28,6 +28,16 @@
  * another commit (built in a git worktree of its own, sharing node_modules),
  * interleaved, after checking that both give the same answers.
  *
+ * `npm run bench -- --variant NAME=value` compares the service with the same
+ * build started with that environment difference, interleaved (e.g.
+ * `--variant ADMISSION_ENABLED=false --rounds 10`): CPU per call, goodput and
+ * refusals per scenario, median and spread of the rounds, and their ratios.
+ * `--closed` is that comparison for admission: ADMISSION_ENABLED=true against
+ * false, closed loop, every scenario at 32 and 256 connections.
+ *
+ * `npm run bench -- --overload` drives open-loop spikes instead
+ * (bench/overload.ts), repeated `--repeat` times (3).
+ *
  * BENCH_HTTP_GENERATOR=autocannon or wrk chooses the HTTP load generator
  * (default: wrk when it is on PATH): a second, independent measure of the
  * same calls.
@@ -45,11 +55,13 @@ import { DEFAULT_TIMEOUTS } from "../src/config";
 import { loadFixture } from "../src/fixtures/load";
 import { type Database, openDatabase } from "../src/storage/database";
 import { type EmbeddedServer, startEmbeddedServer } from "../src/storage/embedded-server";
+import { closedGoals, compare, costGoals, printComparisons } from "./compare";
 import {
   AUTHORIZATION,
   BENCH,
   benchFixture,
   CONNECT_PATH,
+  FLOOD_AUTHORIZATION,
   FLOOD_CALL,
   groupRequestBytes,
   type HttpCall,
@@ -60,15 +72,16 @@ import {
 import { type GhzFiles, ghzArgs, parseGhz, prepareGhz } from "./ghz";
 import { cpuByThreadMs, cpuMs, type LoadResult, median, rssMb, START_LINE } from "./measure";
 import {
-  type FairnessResult,
-  fairness,
+  estimateSeconds,
   goToolVersion,
-  grpcSpikes,
-  httpSpikes,
+  grpcDriver,
+  httpDriver,
   type OverloadOptions,
   type OverloadTools,
   overloadGoals,
-  type SpikeResult,
+  type ProtocolRun,
+  printSummary,
+  protocolRun,
 } from "./overload";
 import {
   hasTaskset,
@@ -81,12 +94,16 @@ import {
   type Server,
   startServer,
   stopAll,
+  stopServer,
 } from "./processes";
 import { allocationsByPlace, summarizeProfile } from "./profile";
 import { prepareWrk, wrkArgs } from "./wrk";
 
 const USAGE = `usage: npm run bench [-- --json [file]] [-- --against REV] [-- --observability]
-                 [-- --profile [dir]] [-- --overload]
+                 [-- --profile [dir]] [-- --variant NAME=value …] [-- --closed]
+                 [-- --overload [--repeat N] [--multiples LIST] [--flood-multiples LIST]
+                             [--protocols LIST] [--no-tight] [--max-workers N]]
+                 [-- --rounds N] [-- --seconds S]
 
 Throughput, latency, server CPU per request, database commands per request and
 memory of the service against two baselines: "tight", a plain node:http server
@@ -100,10 +117,40 @@ child process.
   --json [file]      also write the results as JSON (default bench-results.json)
   --against REV      compare with the service at another commit instead
   --observability    compare metrics and tracing settings of the service instead
-  --overload         open-loop overload instead (vegeta, ghz --rps): the service
-                     and the tight baseline, each with its database on one core,
-                     at 1x, 2x, 5x and 10x their capacity, then two clients, one
-                     flooding (BENCH_OVERLOAD_MULTIPLIERS, BENCH_OVERLOAD_SECONDS)
+  --variant WORDS    compare the service with the same build started with an
+                     environment difference (NAME=value words, one variant per
+                     flag; e.g. --variant ADMISSION_ENABLED=false), interleaved:
+                     per scenario and connection count, CPU per call and goodput,
+                     median and min–max of the rounds, refusals, and the ratios
+                     service ÷ variant (of the medians, and of each round's pair)
+  --closed           closed-loop check of admission: every scenario at 32 and 256
+                     connections with ADMISSION_ENABLED=true against false (same
+                     build), interleaved; refusals and goodput on ÷ off, with the
+                     goals "nothing refused" and "goodput >= 1.0x off"
+  --rounds N         interleaved rounds (default 3; BENCH_ROUNDS)
+  --seconds S        seconds per step: each round (default 5; BENCH_SECONDS), or
+                     with --overload each spike, bare flood and two-client run
+                     (default 30; BENCH_OVERLOAD_SECONDS)
+  --overload         open-loop overload instead (vegeta, ghz --rps): the service,
+                     with its embedded database on core 0, over HTTP/1.1 (legacy
+                     GetSubscriptions JSON) and gRPC: capacity (closed loop) and c,
+                     its CPU per call; per multiple, r (a bare refuser's CPU per
+                     answer at the same rate: node:http answering 503, h2c
+                     answering trailers-only UNAVAILABLE) and the spike: goodput
+                     ÷ capacity, the bound (1 − m·r/c) ÷ (1 − r/c), goodput ÷ bound,
+                     calls unanswered, success and refusal p99, /readyz 200s and
+                     p99, RSS peak, recovery; then a quiet client at 0.2x beside a
+                     second client's flood; all of it --repeat times, with the
+                     spread; the tight baseline once, in the first run
+  --repeat N         with --overload: runs of the whole mode (default 3)
+  --multiples LIST   with --overload: spike multiples (default 1,2,5,10;
+                     BENCH_OVERLOAD_MULTIPLIERS)
+  --flood-multiples LIST
+                     with --overload: the flooding client's multiples (default 5,10)
+  --protocols LIST   with --overload: http, grpc or both (default http,grpc)
+  --no-tight         with --overload: leave the tight baseline out
+  --max-workers N    with --overload: vegeta's calls in flight at most (default
+                     4000); a spike whose calls all wait sends less than offered
   --profile [dir]    CPU profiles of the service under each scenario instead:
                      top frames by self time, costs by place, a flame graph
                      (SVG), the raw .cpuprofile and .heapprofile (default dir
@@ -120,7 +167,23 @@ See docs/performance.md.`;
 // Before anything starts: --help does no work.
 commandLine({
   text: USAGE,
-  options: ["--json", "--against", "--observability", "--profile", "--overload"],
+  options: [
+    "--json",
+    "--against",
+    "--observability",
+    "--profile",
+    "--overload",
+    "--variant",
+    "--closed",
+    "--rounds",
+    "--seconds",
+    "--repeat",
+    "--multiples",
+    "--flood-multiples",
+    "--protocols",
+    "--no-tight",
+    "--max-workers",
+  ],
 });
 
 const ROOT = fileURLToPath(new URL("../", import.meta.url));
@@ -203,7 +266,12 @@ type SideName =
   /** --against REV: the service at another commit. */
   | `service@${string}`
   /** BENCH_NODE_FLAGS: the service with other node flags. */
-  | `node ${string}`;
+  | `node ${string}`
+  /** --closed: the same build with ADMISSION_ENABLED=true and false. */
+  | "admission-on"
+  | "admission-off"
+  /** --variant NAME=value: the same build with another environment. */
+  | `service ${string}`;
 
 /** A configuration of the service compared with others (--observability, BENCH_NODE_FLAGS). */
 interface Variant {
@@ -254,6 +322,10 @@ interface RunResult {
   readonly commandsPerReq: number;
   readonly requests: number;
   readonly failed: number;
+  /** Successes (2xx, gRPC OK) per second: goodput. */
+  readonly okPerS: number;
+  /** Calls the server's admission refused (docflow_admission_refusals_total); NaN if it cannot tell. */
+  readonly refused: number;
   readonly generator: string;
 }
 
@@ -299,6 +371,80 @@ interface Options {
   readonly databaseCore: number;
   /** --overload: open-loop overload of the service and the tight baseline instead. */
   readonly overload: boolean;
+  /** --overload's settings: --repeat, --multiples, --flood-multiples, --protocols, --no-tight, --seconds. */
+  readonly overloadRuns: number;
+  readonly multiples: readonly number[];
+  readonly floodMultiples: readonly number[];
+  readonly protocols: readonly ("http" | "grpc")[];
+  readonly tight: boolean;
+  readonly overloadSeconds: number;
+  /** --max-workers: vegeta's calls in flight at most (4000, as issue 41 measured). */
+  readonly maxWorkers: number;
+  /** --variant NAME=value …: the same build with these environment differences instead. */
+  readonly variants: readonly Readonly<Record<string, string>>[];
+  /** --closed: ADMISSION_ENABLED=true against false, closed loop, instead. */
+  readonly closed: boolean;
+}
+
+/** The value after a flag (`--rounds 10`), or undefined when the flag is absent. */
+function flagValue(args: readonly string[], flag: string): string | undefined {
+  const at = args.indexOf(flag);
+  if (at === -1) return undefined;
+  const value = args[at + 1];
+  if (value === undefined || value.startsWith("--")) throw new Error(`${flag} needs a value`);
+  return value;
+}
+
+/** Every value of a flag that may be given more than once (`--variant A=1 --variant B=2`). */
+function flagValues(args: readonly string[], flag: string): string[] {
+  const values: string[] = [];
+  args.forEach((arg, i) => {
+    if (arg !== flag) return;
+    const value = args[i + 1];
+    if (value === undefined || value.startsWith("--")) throw new Error(`${flag} needs a value`);
+    values.push(value);
+  });
+  return values;
+}
+
+/** A positive number from a flag, else from the environment, else the default. */
+function positive(
+  flag: string | undefined,
+  env: string | undefined,
+  fallback: number,
+  name: string,
+  min: number,
+): number {
+  const raw = flag ?? (env?.trim() ? env : undefined);
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isFinite(n) || n < min) throw new Error(`${name} must be a number >= ${min}`);
+  return n;
+}
+
+/** A comma list of positive numbers ("2,5,10"). */
+function multiples(raw: string, name: string): number[] {
+  const values = raw
+    .split(",")
+    .map((v) => v.trim())
+    .filter((v) => v !== "")
+    .map(Number);
+  if (values.length === 0 || values.some((v) => !Number.isFinite(v) || v <= 0)) {
+    throw new Error(`${name} must be a comma list of positive numbers (got "${raw}")`);
+  }
+  return values;
+}
+
+/** NAME=value words (space- or comma-separated) as an environment. */
+function environmentWords(raw: string): Record<string, string> {
+  const words = raw.split(/[\s,]+/).filter((w) => w !== "");
+  const bad = words.filter((w) => !/^[A-Za-z_][A-Za-z0-9_]*=/.test(w));
+  if (words.length === 0 || bad.length > 0) {
+    throw new Error(`--variant takes NAME=value words (got "${raw}")`);
+  }
+  return Object.fromEntries(
+    words.map((w) => [w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1)]),
+  );
 }
 
 function readOptions(): Options {
@@ -368,8 +514,30 @@ function readOptions(): Options {
             .filter((f) => f !== ""),
         )
       : [],
-    rounds: Math.round(number("BENCH_ROUNDS", 3, 1)),
-    seconds: number("BENCH_SECONDS", 5, 1),
+    rounds: Math.round(
+      positive(flagValue(args, "--rounds"), process.env.BENCH_ROUNDS, 3, "--rounds", 1),
+    ),
+    seconds: positive(flagValue(args, "--seconds"), process.env.BENCH_SECONDS, 5, "--seconds", 1),
+    overloadRuns: Math.round(positive(flagValue(args, "--repeat"), undefined, 3, "--repeat", 1)),
+    overloadSeconds: positive(
+      flagValue(args, "--seconds"),
+      process.env.BENCH_OVERLOAD_SECONDS,
+      30,
+      "--seconds",
+      1,
+    ),
+    multiples: multiples(
+      flagValue(args, "--multiples") ?? (process.env.BENCH_OVERLOAD_MULTIPLIERS || "1,2,5,10"),
+      "--multiples",
+    ),
+    floodMultiples: multiples(flagValue(args, "--flood-multiples") ?? "5,10", "--flood-multiples"),
+    protocols: protocolList(flagValue(args, "--protocols") ?? "http,grpc"),
+    tight: !args.includes("--no-tight"),
+    maxWorkers: Math.round(
+      positive(flagValue(args, "--max-workers"), undefined, 4000, "--max-workers", 1),
+    ),
+    variants: flagValues(args, "--variant").map(environmentWords),
+    closed: args.includes("--closed"),
     warmupSeconds: number("BENCH_WARMUP_SECONDS", 2, 0),
     connections: connections.length > 0 ? connections : [32, 256],
     scenarios: wanted.length > 0 ? SCENARIOS.filter((s) => wanted.includes(s.name)) : SCENARIOS,
@@ -380,6 +548,14 @@ function readOptions(): Options {
           ? jsonArg
           : "bench-results.json",
   };
+}
+
+function protocolList(raw: string): ("http" | "grpc")[] {
+  const words = raw.split(",").map((w) => w.trim());
+  if (words.length === 0 || words.some((w) => w !== "http" && w !== "grpc")) {
+    throw new Error(`--protocols must be http, grpc or http,grpc (got "${raw}")`);
+  }
+  return [...new Set(words as ("http" | "grpc")[])];
 }
 
 // ---------------------------------------------------------------- clean-up
@@ -433,6 +609,16 @@ process.on("exit", killAllNow);
 
 async function main(): Promise<void> {
   const options = readOptions();
+  const modes = [
+    options.overload && "--overload",
+    options.closed && "--closed",
+    options.variants.length > 0 && "--variant",
+    options.observability && "--observability",
+    options.against !== undefined && "--against",
+    options.profileDir !== undefined && "--profile",
+    options.nodeFlags.length > 0 && "BENCH_NODE_FLAGS",
+  ].filter((m) => m !== false);
+  if (modes.length > 1) throw new Error(`choose one of ${modes.join(", ")}`);
   const started = Date.now();
   const uri = process.env.MONGODB_URI?.trim() || undefined;
   external = uri !== undefined;
@@ -483,23 +669,31 @@ async function main(): Promise<void> {
     HOST: "127.0.0.1",
     LOG_LEVEL: process.env.BENCH_LOG_LEVEL ?? "info",
   };
-  if (options.observability || options.nodeFlags.length > 0 || options.against !== undefined) {
+  if (
+    options.observability ||
+    options.nodeFlags.length > 0 ||
+    options.against !== undefined ||
+    options.closed ||
+    options.variants.length > 0
+  ) {
     const variants: Variant[] = options.observability
       ? [...OBSERVABILITY_SIDES]
       : options.against !== undefined
         ? againstVariants(options.against, dir)
-        : options.nodeFlags.map((words) => {
-            const isEnv = (w: string) => /^[A-Z_][A-Z0-9_]*=/.test(w);
-            return {
-              name: `node ${words.join(" ") || "(no flags)"}`,
-              env: Object.fromEntries(
-                words
-                  .filter(isEnv)
-                  .map((w) => [w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1)]),
-              ),
-              nodeFlags: words.filter((w) => !isEnv(w)),
-            };
-          });
+        : options.closed || options.variants.length > 0
+          ? environmentVariants(options)
+          : options.nodeFlags.map((words) => {
+              const isEnv = (w: string) => /^[A-Z_][A-Z0-9_]*=/.test(w);
+              return {
+                name: `node ${words.join(" ") || "(no flags)"}`,
+                env: Object.fromEntries(
+                  words
+                    .filter(isEnv)
+                    .map((w) => [w.slice(0, w.indexOf("=")), w.slice(w.indexOf("=") + 1)]),
+                ),
+                nodeFlags: words.filter((w) => !isEnv(w)),
+              };
+            });
     await variantBench(options, variants, env, started, tools);
     return;
   }
@@ -591,8 +785,11 @@ function writeResults(
 }
 
 /**
- * --overload (bench/overload.ts): the service and the tight
- * baseline, one after the other, each with the database on its core.
+ * --overload (bench/overload.ts): per run and protocol the service, fresh,
+ * with its embedded database on its core; beside it, idle until their turn,
+ * the bare refusers that give r; the tight baseline goes through the same
+ * once, in the first run. Then every spike, the spread across runs and
+ * issue 41's goals.
  */
 async function overloadBench(
   options: Options,
@@ -616,61 +813,121 @@ async function overloadBench(
     ghzFiles: ghz ? prepareGhz(ROOT, dir, groupRequestBytes()) : undefined,
     dir,
   };
-  const multipliers = (process.env.BENCH_OVERLOAD_MULTIPLIERS ?? "1,2,5,10")
-    .split(",")
-    .map(Number)
-    .filter((m) => m > 0);
+  const seconds = options.overloadSeconds;
   const overload: OverloadOptions = {
-    multipliers,
-    seconds: Number(process.env.BENCH_OVERLOAD_SECONDS ?? 30),
-    floodMultiplier: 5,
+    multipliers: options.multiples,
+    seconds,
+    capacityWarmupSeconds: Math.min(5, seconds),
+    capacitySeconds: Math.min(10, seconds),
+    bareSeconds: Math.min(10, seconds),
+    floodMultipliers: options.floodMultiples,
     quietShare: 0.2,
+    maxWorkers: options.maxWorkers,
   };
+  const method = "docflow.api.v1.CounteragentService/GetCounteragentsFromGroup";
+  const drivers = options.protocols.flatMap((protocol) => {
+    if (protocol === "http") {
+      return [httpDriver(tools, OVERLOAD_CALL, FLOOD_CALL, overload.maxWorkers)];
+    }
+    const driver = grpcDriver(tools, method, AUTHORIZATION, FLOOD_AUTHORIZATION);
+    return driver ? [driver] : [];
+  });
+  if (drivers.length === 0) throw new Error("--overload: nothing to run (gRPC needs ghz on PATH)");
   const command = serviceCommand();
+  const serviceEnv = { ...env, ...command.env };
+  const runs = options.overloadRuns;
+  const estimate = estimateSeconds(overload, drivers.length, runs, options.tight ? 1 : 0);
+  const m = machineFacts(dbUri, SERVER_CORE);
+  console.log("docflow-api bench --overload");
   console.log(
-    `overload: ${goToolVersion(vegeta)}; ${ghz ? goToolVersion(ghz) : "ghz not on PATH (gRPC skipped)"}; each server and the database on core ${SERVER_CORE}, the load on core ${LOAD_CORE}; ${overload.seconds} s a spike at ${multipliers.join("×, ")}× capacity`,
+    `  node ${m.node}; ${m.cpu}; ${m.cores} cores; ${m.memoryGb} GB; load ${m.loadAverage.join(" ")}`,
   );
-  const spikes: SpikeResult[] = [];
-  const fair: FairnessResult[] = [];
-  const sides: { name: string; http: string[]; grpc: string[]; env: NodeJS.ProcessEnv }[] = [
-    { name: "service", http: command.argv, grpc: command.argv, env: { ...env, ...command.env } },
-    {
-      name: "tight",
-      http: floorCommand(command, "http"),
-      grpc: floorCommand(command, "grpc"),
-      env: { ...env, ...command.env, FLOOR: "tight" },
-    },
-  ];
-  for (const side of sides) {
-    console.log(`\n${side.name}, legacy GetSubscriptions JSON over HTTP/1.1:`);
-    const server = await startServer(`${side.name}-http`, side.http, side.env, ROOT);
-    spikes.push(...(await httpSpikes(tools, side.name, server, OVERLOAD_CALL, overload)));
-    const capacity = spikes.find((r) => r.side === side.name)?.capacity ?? 0;
-    fair.push(
-      await fairness(tools, side.name, server, OVERLOAD_CALL, FLOOD_CALL, capacity, overload),
+  console.log(
+    `  ${goToolVersion(vegeta)} (-max-workers=${overload.maxWorkers}, a 12 s client timeout); wrk ${wrk}; ${ghz ? `${goToolVersion(ghz)} (--rps --async, 16 connections)` : "ghz not on PATH (gRPC skipped)"}`,
+  );
+  console.log(
+    `  each server${external ? "" : " and the embedded database"} on core ${SERVER_CORE}, the load and the bench on core ${LOAD_CORE}${hasTaskset ? " (taskset)" : " (no taskset: not pinned)"}`,
+  );
+  console.log(
+    `  ${runs} run${runs === 1 ? "" : "s"} of: ${drivers.map((d) => (d.protocol === "http" ? "HTTP/1.1 legacy GetSubscriptions JSON" : "gRPC GetCounteragentsFromGroup (pages of 100)")).join(", ")}; capacity ${overload.capacityWarmupSeconds} s warm-up + ${overload.capacitySeconds} s; spikes of ${seconds} s at ${options.multiples.join("x, ")}x, each after ${overload.bareSeconds} s of the same rate on the bare refuser; the quiet client at 0.2x beside a flood at ${options.floodMultiples.join("x, ")}x${options.tight ? "; the tight baseline once, in the first run" : ""}`,
+  );
+  console.log(`  about ${Math.round(estimate / 60)} minutes`);
+
+  // The bare refusers, as the service runs: its node, its flags, its environment.
+  const flags = command.argv.slice(1, -1);
+  const bareArgv = [process.execPath, ...flags, "--import", "tsx", script("bare.ts")];
+  const bare = new Map<string, Server>();
+  for (const driver of drivers) {
+    bare.set(
+      driver.protocol,
+      await startServer(
+        `bare-${driver.protocol}`,
+        bareArgv,
+        { ...serviceEnv, BARE: driver.protocol },
+        ROOT,
+      ),
     );
-    await stopAll();
-    console.log(`${side.name}, GetCounteragentsFromGroup (pages of 100) over gRPC:`);
-    const grpcServer = await startServer(`${side.name}-grpc`, side.grpc, side.env, ROOT);
-    spikes.push(
-      ...(await grpcSpikes(
-        tools,
-        side.name,
-        grpcServer,
-        "docflow.api.v1.CounteragentService/GetCounteragentsFromGroup",
-        AUTHORIZATION,
-        overload,
-      )),
-    );
-    await stopAll();
   }
-  console.log("\ngoals (docs/performance.md, Overload):");
-  for (const line of overloadGoals(spikes)) console.log(`  ${line}`);
-  console.log(`total time ${((Date.now() - started) / 1000).toFixed(0)} s`);
+  const dbPid = embedded?.pid;
+  const results: ProtocolRun[] = [];
+  for (let run = 1; run <= runs; run++) {
+    console.log(`\nrun ${run} of ${runs} (${((Date.now() - started) / 1000).toFixed(0)} s so far)`);
+    const sides: {
+      name: string;
+      argv: (p: "http" | "grpc") => string[];
+      env: NodeJS.ProcessEnv;
+    }[] = [{ name: "service", argv: () => command.argv, env: serviceEnv }];
+    if (options.tight && run === 1) {
+      sides.push({
+        name: "tight",
+        argv: (protocol) => floorCommand(command, protocol),
+        env: { ...serviceEnv, FLOOR: "tight" },
+      });
+    }
+    for (const side of sides) {
+      for (const driver of drivers) {
+        const server = await startServer(
+          `${side.name}-${driver.protocol}`,
+          side.argv(driver.protocol),
+          side.env,
+          ROOT,
+        );
+        try {
+          results.push(
+            await protocolRun(
+              driver,
+              { side: side.name, server, dbPid },
+              bare.get(driver.protocol),
+              overload,
+              run,
+            ),
+          );
+        } finally {
+          await stopServer(server);
+        }
+      }
+    }
+  }
+  printSummary(results);
+  console.log("\ngoals of issue 41 (the service; every run):");
+  for (const line of overloadGoals(results)) console.log(`  ${line}`);
+  console.log(
+    `total time ${((Date.now() - started) / 1000).toFixed(0)} s (estimated ${estimate.toFixed(0)} s)`,
+  );
   if (options.jsonFile) {
     writeFileSync(
       options.jsonFile,
-      `${JSON.stringify({ date: new Date().toISOString(), machine: machineFacts(dbUri, SERVER_CORE), overload, spikes, fairness: fair }, null, 2)}\n`,
+      `${JSON.stringify(
+        {
+          date: new Date().toISOString(),
+          machine: machineFacts(dbUri, SERVER_CORE),
+          overload: { ...overload, runs, protocols: drivers.map((d) => d.protocol) },
+          runs: results,
+          goals: overloadGoals(results),
+        },
+        null,
+        2,
+      )}\n`,
     );
     console.log(`results written to ${options.jsonFile}`);
   }
@@ -705,6 +962,30 @@ function againstVariants(rev: string, dir: string): Variant[] {
   return [
     { name: "service", env: here.env, command: here.argv },
     { name: `service@${rev}`, env: there.env, command: there.argv, cwd: there.cwd },
+  ];
+}
+
+/**
+ * --closed: the same build with admission on and off. --variant NAME=value:
+ * the service as `npm start` runs it, then the same build with each
+ * environment difference.
+ */
+function environmentVariants(options: Options): Variant[] {
+  const here = serviceCommand();
+  if (options.closed) {
+    return [
+      { name: "admission-on", env: { ...here.env, ADMISSION_ENABLED: "true" } },
+      { name: "admission-off", env: { ...here.env, ADMISSION_ENABLED: "false" } },
+    ];
+  }
+  return [
+    { name: "service", env: here.env },
+    ...options.variants.map((words): Variant => {
+      const name = Object.entries(words)
+        .map(([k, v]) => `${k}=${v}`)
+        .join(" ");
+      return { name: `service ${name}`, env: { ...here.env, ...words } };
+    }),
   ];
 }
 
@@ -775,7 +1056,7 @@ HTTP load: ${httpGenerator}; gRPC load: ${grpcGenerator}; load ${os
     }
   }
   const rows: Row[] = [];
-  const table = new Table();
+  const table = new Table(Math.max(...sides.map((s) => s.name.length)));
   table.header();
   for (const scenario of options.scenarios) {
     for (const connections of options.connections) {
@@ -816,8 +1097,26 @@ HTTP load: ${httpGenerator}; gRPC load: ${grpcGenerator}; load ${os
     for (const line of lines) console.log(line);
     console.log(`OTLP exports received and discarded: ${receiver.exports()}`);
   }
+  const environments = options.closed || options.variants.length > 0;
+  const comparisons = environments ? compare(rows) : [];
+  if (environments) {
+    printComparisons(comparisons);
+    console.log(
+      options.closed
+        ? "\ngoals of issue 41, closed loop (admission on against off, same build):"
+        : "\nthe cost at normal load (issue 41: within 3 % per call):",
+    );
+    for (const line of options.closed ? closedGoals(comparisons) : costGoals(comparisons)) {
+      console.log(`  ${line}`);
+    }
+  }
   console.log(`total time ${((Date.now() - started) / 1000).toFixed(0)} s`);
-  writeResults(options, machineFacts(String(env.MONGODB_URI ?? ""), options.databaseCore), rows);
+  writeResults(
+    options,
+    machineFacts(String(env.MONGODB_URI ?? ""), options.databaseCore),
+    rows,
+    environments ? { comparisons } : {},
+  );
 }
 
 /**
@@ -1098,7 +1397,7 @@ async function runOnce(
       // The server is gone (Ctrl-C stops every child): its largest size so far stands.
     }
   };
-  const commandsBefore = await commandCount(side.server);
+  const before = await serverCounts(side.server);
   const sampler = setInterval(sampleRss, 200);
   try {
     const result: LoadResult = await runLoadGenerator(argv, ROOT, {
@@ -1118,9 +1417,9 @@ async function runOnce(
       parse,
     });
     const requests = Math.max(1, result.requests);
-    const commandsAfter = await commandCount(side.server);
+    const after = await serverCounts(side.server);
     return {
-      commandsPerReq: (commandsAfter - commandsBefore) / requests,
+      commandsPerReq: (after.commands - before.commands) / requests,
       reqPerS: result.requests / result.durationS,
       p50Ms: result.p50Ms,
       p99Ms: result.p99Ms,
@@ -1130,6 +1429,8 @@ async function runOnce(
       rssMaxMb: rssMax,
       requests: result.requests,
       failed: result.failed,
+      okPerS: result.ok / result.durationS,
+      refused: after.refused - before.refused,
       generator: result.generator,
     };
   } finally {
@@ -1195,23 +1496,32 @@ const HOUSEKEEPING = new Set(["hello", "ping", "endSessions", "_OTHER"]);
  * service's db_client_operation_duration_seconds_count on /metrics summed
  * over every operation but the driver's housekeeping (a scrape's readiness
  * ping among them). NaN when the server cannot tell (metrics off, or a
- * build from before the database metrics).
+ * build from before the database metrics). And the calls its admission has
+ * refused so far (docflow_admission_refusals_total, every reason and
+ * client): 0 for a floor, which admits everything; NaN when it cannot tell.
  */
-async function commandCount(server: Server): Promise<number> {
+async function serverCounts(server: Server): Promise<{ commands: number; refused: number }> {
   const response = await fetch(server.commandsUrl ?? `${server.url}/metrics`).catch(
     () => undefined,
   );
-  if (!response?.ok) return Number.NaN;
+  if (!response?.ok) return { commands: Number.NaN, refused: Number.NaN };
   const text = await response.text();
-  if (server.commandsUrl) return Number(text);
-  if (!text.includes("db_client_operation_duration_seconds")) return Number.NaN; // an older build
-  let total = 0;
+  if (server.commandsUrl) return { commands: Number(text), refused: 0 };
+  let commands = 0;
+  let refused = 0;
   for (const line of text.split("\n")) {
     const match = /^db_client_operation_duration_seconds_count\{(.*)\} (\d+)$/.exec(line);
     const operation = match?.[1] && /db_operation_name="([^"]*)"/.exec(match[1])?.[1];
-    if (match?.[2] && operation && !HOUSEKEEPING.has(operation)) total += Number(match[2]);
+    if (match?.[2] && operation && !HOUSEKEEPING.has(operation)) commands += Number(match[2]);
+    const refusal =
+      /^docflow_admission_refusals_total(?:\{.*\})? (\d+(?:\.\d+)?(?:e\+?\d+)?)$/.exec(line);
+    if (refusal?.[1]) refused += Number(refusal[1]);
   }
-  return total;
+  return {
+    // An older build has no database metrics.
+    commands: text.includes("db_client_operation_duration_seconds") ? commands : Number.NaN,
+    refused: text.includes("docflow_admission_refusals_total") ? refused : Number.NaN,
+  };
 }
 
 // ---------------------------------------------------------------- identical answers
@@ -1366,7 +1676,12 @@ function printMachine(
 const fmt = (n: number, digits: number) => (Number.isFinite(n) ? n.toFixed(digits) : "-");
 
 class Table {
-  private readonly widths = [22, 6, 16, 9, 8, 8, 11, 10, 8, 9];
+  private readonly widths: number[];
+
+  /** `sideWidth`: the longest side's name (--variant names sides after their environment). */
+  constructor(sideWidth = 16) {
+    this.widths = [22, 6, Math.max(16, sideWidth), 9, 8, 8, 11, 10, 8, 9];
+  }
 
   private line(cells: string[]): void {
     console.log(
@@ -1392,7 +1707,7 @@ class Table {
       "RSS MB",
       "cmds/req",
     ]);
-    console.log("-".repeat(116));
+    console.log("-".repeat(100 + (this.widths[2] ?? 16)));
   }
 
   /** One scenario at one connection count: every side, then the first side against each other. */
@@ -1420,7 +1735,7 @@ class Table {
   }
 
   footer(): void {
-    console.log("-".repeat(116));
+    console.log("-".repeat(100 + (this.widths[2] ?? 16)));
   }
 }
 

@@ -13,6 +13,8 @@ export interface LoadResult {
   readonly requests: number;
   /** Non-2xx responses, failed calls, errors and timeouts. */
   readonly failed: number;
+  /** Successful answers (2xx; gRPC OK): goodput's count. */
+  readonly ok: number;
   readonly durationS: number;
   readonly p50Ms: number;
   readonly p99Ms: number;
@@ -114,4 +116,48 @@ export function rssMb(pid: number): number {
   const status = readFileSync(`/proc/${pid}/status`, "utf8");
   const match = /^VmRSS:\s+(\d+)\s+kB/m.exec(status);
   return match?.[1] ? Number(match[1]) / 1024 : Number.NaN;
+}
+
+/**
+ * One core's time so far, in ms, from /proc/stat: busy (user, nice, system,
+ * irq, softirq: whoever ran there) and stolen by the hypervisor. Beside the
+ * CPU of the processes under test it tells whether something else ran on
+ * their core.
+ */
+export function coreMs(core: number): { busy: number; steal: number } {
+  const line = readFileSync("/proc/stat", "utf8")
+    .split("\n")
+    .find((l) => l.startsWith(`cpu${core} `));
+  if (!line) return { busy: Number.NaN, steal: Number.NaN };
+  const [user, nice, system, , , irq, softirq, steal] = line
+    .trim()
+    .split(/\s+/)
+    .slice(1)
+    .map(Number);
+  const ms = (ticks: number) => (ticks * 1000) / ticksPerSecond();
+  return {
+    busy: ms((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0)),
+    steal: ms(steal ?? 0),
+  };
+}
+
+/**
+ * The kernel's TCP counters that tell of connections refused before any
+ * process saw them (/proc/net/netstat, the whole machine): SYNs dropped
+ * because a listen queue was full, and SYNs a client had to send again.
+ */
+export function tcpCounters(): { listenOverflows: number; synRetransmits: number } {
+  let keys: string[] | undefined;
+  let values: string[] = [];
+  try {
+    for (const line of readFileSync("/proc/net/netstat", "utf8").split("\n")) {
+      if (!line.startsWith("TcpExt:")) continue;
+      if (keys === undefined) keys = line.split(/\s+/);
+      else values = line.split(/\s+/);
+    }
+  } catch {
+    return { listenOverflows: Number.NaN, synRetransmits: Number.NaN };
+  }
+  const of = (name: string) => Number(values[keys?.indexOf(name) ?? -1] ?? Number.NaN);
+  return { listenOverflows: of("ListenOverflows"), synRetransmits: of("TCPSynRetrans") };
 }

@@ -49,6 +49,8 @@ export interface Server {
   readonly url: string;
   /** Lines the server wrote on stdout (the service: one log line per request). */
   stdoutLines(): number;
+  /** The service's warn and error log lines so far, and the first few error lines themselves. */
+  logProblems(): { warn: number; error: number; firstErrors: readonly string[] };
   /**
    * Where a floor tells how many database commands it has sent ("commands on
    * http://…", printed before "listening on"); the service tells it on /metrics.
@@ -56,6 +58,16 @@ export interface Server {
   readonly commandsUrl: string | undefined;
   /** The inspector's WebSocket, when the server runs with --inspect (the bench's --profile). */
   readonly inspectorUrl: string | undefined;
+}
+
+const WARN = Buffer.from('"level":"warn"');
+const ERROR = Buffer.from('"level":"error"');
+
+/** How many times `needle` occurs in `haystack`. */
+function count(haystack: Buffer, needle: Buffer): number {
+  let n = 0;
+  for (let i = haystack.indexOf(needle); i !== -1; i = haystack.indexOf(needle, i + 1)) n++;
+  return n;
 }
 
 const LISTENING = /listening on (http:\/\/\S+)/;
@@ -75,9 +87,28 @@ export function startServer(
   children.add(child);
   child.once("exit", () => children.delete(child));
   let lines = 0;
-  // Read and dropped, as a log collector would; counted to show logging was on.
+  const problems = { warn: 0, error: 0, firstErrors: [] as string[] };
+  let partial: Buffer = Buffer.alloc(0);
+  // Read and dropped, as a log collector would; counted to show logging was on, and its
+  // warn and error lines counted (structured JSON lines, src/log.ts).
   child.stdout?.on("data", (chunk: Buffer) => {
-    for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) lines++;
+    let end = -1;
+    for (let i = chunk.indexOf(10); i !== -1; i = chunk.indexOf(10, i + 1)) {
+      lines++;
+      end = i;
+    }
+    const text = partial.length > 0 ? Buffer.concat([partial, chunk]) : chunk;
+    const whole = end === -1 ? 0 : partial.length + end + 1;
+    partial = Buffer.from(text.subarray(whole).subarray(-65_536));
+    if (whole === 0) return;
+    const done = text.subarray(0, whole);
+    if (done.includes(WARN)) problems.warn += count(done, WARN);
+    if (!done.includes(ERROR)) return;
+    for (const line of done.toString("utf8").split("\n")) {
+      if (!line.includes('"level":"error"')) continue;
+      problems.error++;
+      if (problems.firstErrors.length < 5) problems.firstErrors.push(line.slice(0, 600));
+    }
   });
   return new Promise((resolve, reject) => {
     let stderr = "";
@@ -102,6 +133,7 @@ export function startServer(
           pid: child.pid,
           url: match[1],
           stdoutLines: () => lines,
+          logProblems: () => ({ ...problems, firstErrors: [...problems.firstErrors] }),
           commandsUrl: COMMANDS.exec(stderr)?.[1],
           inspectorUrl: INSPECTOR.exec(stderr)?.[1],
         });
@@ -179,9 +211,16 @@ export function runLoadGenerator<T>(
   });
 }
 
-/** SIGTERM to every child still running, SIGKILL to those still there after a while. */
-export async function stopAll(timeoutMs = 5_000): Promise<void> {
-  const running = [...children].filter((c) => c.exitCode === null && c.signalCode === null);
+/** SIGTERM to one server, SIGKILL if it is still there after a while. */
+export function stopServer(server: Server, timeoutMs = 5_000): Promise<void> {
+  return stopAll(timeoutMs, server.pid);
+}
+
+/** SIGTERM to every child still running (or only to `pid`), SIGKILL to those still there after a while. */
+export async function stopAll(timeoutMs = 5_000, pid?: number): Promise<void> {
+  const running = [...children].filter(
+    (c) => c.exitCode === null && c.signalCode === null && (pid === undefined || c.pid === pid),
+  );
   await Promise.all(
     running.map(
       (child) =>

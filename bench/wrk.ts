@@ -30,8 +30,8 @@ export function prepareWrk(dir: string, name: string, call: HttpCall): string {
     "function done(summary, latency, requests)",
     "  local e = summary.errors",
     "  io.write(string.format(",
-    `    '{"generator":"wrk","requests":%d,"failed":%d,"durationS":%.6f,"p50Ms":%.3f,"p99Ms":%.3f}\\n',`,
-    "    summary.requests, e.connect + e.read + e.write + e.status + e.timeout,",
+    `    '{"generator":"wrk","requests":%d,"failed":%d,"ok":%d,"durationS":%.6f,"p50Ms":%.3f,"p99Ms":%.3f}\\n',`,
+    "    summary.requests, e.connect + e.read + e.write + e.status + e.timeout, summary.requests - e.status,",
     "    summary.duration / 1e6, latency:percentile(50) / 1e3, latency:percentile(99) / 1e3))",
     "end",
   );
