@@ -123,10 +123,14 @@ describe("the meters move on events only", () => {
     const b = new BusyRate();
     let t = 0;
     b.advance(t, true);
-    for (let i = 0; i < 4; i++) b.complete((t += 2), true);
+    const complete = (busy: boolean) => {
+      t += 2;
+      b.complete(t, busy);
+    };
+    for (let i = 0; i < 4; i++) complete(true);
     expect(b.perMs(t)).toBeUndefined();
-    for (let i = 0; i < 200; i++) b.complete((t += 2), true);
-    b.complete((t += 2), false);
+    for (let i = 0; i < 200; i++) complete(true);
+    complete(false);
     expect(b.perMs(t)).toBeCloseTo(0.5, 1);
     // A minute idle: the rate is what it was.
     expect(b.perMs(t + 60_000)).toBeCloseTo(0.5, 1);
@@ -365,7 +369,8 @@ describe("deadlines: no call waits past its own", () => {
     let t = 0;
     for (let i = 0; i < 10; i++) {
       const ticket = a.enter("c", "r") as Ticket;
-      at((t += 10));
+      t += 10;
+      at(t);
       a.leave(ticket);
     }
     a.enter("c", "r");
@@ -394,7 +399,8 @@ describe("what a call's end tells the limit", () => {
     let t = 0;
     for (let i = 0; i < 200; i++) {
       const ticket = a.enter("c", "r") as Ticket;
-      at((t += 0.5));
+      t += 0.5;
+      at(t);
       a.leave(ticket, Outcome.Ignore);
     }
     expect(a.limiter.limit).toBe(8);
