@@ -20,7 +20,7 @@ export const protoComments: Readonly<Record<string, string>> = {
   "docflow.api.v1.DeleteCounteragentGroupRequest.counteragent_group_id": "Group to delete; not the default group.",
   "docflow.api.v1.DeleteCounteragentGroupResponse": "DeleteCounteragentGroup answers with no content.",
   "docflow.api.v1.DeleteRequest.box_id": "Box of the organization.",
-  "docflow.api.v1.DeleteRequest.document_id": "Delete only this document of the message.",
+  "docflow.api.v1.DeleteRequest.document_id": "Delete only this document of the message. On the legacy path it is\nalso accepted as entityId, the name the Java SDK 3.0.1–3.25.2 sends.",
   "docflow.api.v1.DeleteRequest.message_id": "Message to delete, or the message id of a template.",
   "docflow.api.v1.DeleteResponse": "Delete answers with no content.",
   "docflow.api.v1.DocumentService": "Sets and removes deletion marks on messages, templates and documents.",

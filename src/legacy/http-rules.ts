@@ -12,7 +12,7 @@ import {
   hasOption,
 } from "@bufbuild/protobuf";
 import { http } from "../../gen/google/api/annotations_pb";
-import { queryFields } from "./query";
+import { queryAliases, queryFields } from "./query";
 
 export interface LegacyRoute {
   /** Upper-case HTTP verb. */
@@ -55,13 +55,19 @@ export function legacyRoutesOf(methods: Iterable<DescMethod>): LegacyRoute[] {
       }
       bodyField = field as LegacyRoute["bodyField"];
     }
+    const fields = queryFields(method.input, rule.body);
+    const names = new Set<string>();
+    for (const key of fields.flatMap((f) => [f.jsonName, ...queryAliases(f)])) {
+      if (names.has(key.toLowerCase())) refuse(`query parameter ${key} names two fields, or one twice`);
+      names.add(key.toLowerCase());
+    }
     routes.push({
       verb: String(verb).toUpperCase(),
       path: String(value),
       method: method as DescMethodUnary,
       body: rule.body,
       bodyField,
-      queryFields: queryFields(method.input, rule.body),
+      queryFields: fields,
     });
   }
   return routes;

@@ -43,7 +43,7 @@ import type { OpenApiStyle, Profile } from "../transcoder/profile";
 import type { Binding } from "../transcoder/rules";
 import { MAX_REQUEST_BYTES } from "../wire/body";
 import { HTTP_ERRORS } from "../wire/errors";
-import { queryFields } from "./query";
+import { queryAliases, queryFields } from "./query";
 
 /**
  * What every legacy operation may answer besides its own errors (docs/api.md
@@ -199,7 +199,7 @@ export const LEGACY_OPENAPI: OpenApiStyle = {
     return { ...schema, description: [schema.description, rule].filter(Boolean).join("\n\n") };
   },
   queryFields: (binding) => queryFields(binding.method.input, binding.body),
-  queryParameter,
+  queryParameters,
   requestBody(binding, json) {
     const { bodyField } = binding;
     const message =
@@ -301,6 +301,23 @@ function isRequired(field: DescField): boolean {
     hasOption(field, field_behavior) &&
     getOption(field, field_behavior).includes(FieldBehavior.REQUIRED)
   );
+}
+
+/**
+ * A field's query parameter as query.ts reads it, then one deprecated
+ * parameter for each other name it is accepted under.
+ */
+function queryParameters(field: DescField, derived: Json, comment: string | undefined): Json[] {
+  const own = queryParameter(field, derived, comment);
+  return [
+    own,
+    ...queryAliases(field).map((alias) => ({
+      ...own,
+      name: alias,
+      description: `Another name for ${field.jsonName}, which older SDKs send; given with ${field.jsonName}, the two must agree.`,
+      deprecated: true,
+    })),
+  ];
 }
 
 /** A query parameter as query.ts reads it. */

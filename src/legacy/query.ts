@@ -1,10 +1,12 @@
 /**
  * Legacy query parameters → request fields, by the fields' JSON names
- * (`box_id` → `boxId`), matched case-insensitively. A bare key or an empty
- * value means "absent"; a known parameter given twice is an error; unknown
- * parameters are ignored.
+ * (`box_id` → `boxId`) and their `(docflow.legacy.query_alias)` names,
+ * matched case-insensitively. A bare key or an empty value means "absent"; a
+ * known parameter given twice is an error, and so is a field given under two
+ * names with different values; unknown parameters are ignored.
  */
-import { type DescField, type DescMessage, ScalarType } from "@bufbuild/protobuf";
+import { type DescField, type DescMessage, getOption, ScalarType } from "@bufbuild/protobuf";
+import { query_alias } from "../../gen/docflow/legacy/options_pb";
 
 export class QueryError extends Error {
   override readonly name = "QueryError";
@@ -28,35 +30,62 @@ export function readQuery(
   fields: readonly DescField[],
 ): Record<string, unknown> {
   const byKey = keysOf(fields);
-  const seen = new Set<DescField>();
+  const seen = new Set<string>();
+  /** The name and the raw value each field was first given a value under. */
+  const given = new Map<DescField, { readonly name: string; readonly raw: string }>();
   const values: Record<string, unknown> = {};
   for (const [rawKey, raw] of search) {
-    const field = byKey.get(rawKey.toLowerCase());
-    if (!field) {
+    const key = byKey.get(rawKey.toLowerCase());
+    if (!key) {
       continue;
     }
-    if (seen.has(field)) {
-      throw new QueryError(`parameter ${field.jsonName} is given more than once`);
+    const { field, name } = key;
+    if (seen.has(name)) {
+      throw new QueryError(`parameter ${name} is given more than once`);
     }
-    seen.add(field);
-    if (raw !== "") {
-      values[field.localName] = convert(field, raw);
+    seen.add(name);
+    if (raw === "") {
+      continue;
     }
+    const before = given.get(field);
+    if (before) {
+      if (before.raw !== raw) {
+        throw new QueryError(`parameters ${before.name} and ${name} name the same field and differ`);
+      }
+      continue;
+    }
+    given.set(field, { name, raw });
+    values[field.localName] = convert(field, raw);
   }
   return values;
 }
 
-/** The fields by lower-case JSON name, worked out once per list (a route's list lives as long as the route). */
-const keyMaps = new WeakMap<readonly DescField[], ReadonlyMap<string, DescField>>();
-function keysOf(fields: readonly DescField[]): ReadonlyMap<string, DescField> {
+/** A name a field is accepted under: its JSON name or one of its aliases. */
+interface QueryKey {
+  readonly field: DescField;
+  readonly name: string;
+}
+
+/** The fields' names and aliases, lower-cased, worked out once per list (a route's list lives as long as the route). */
+const keyMaps = new WeakMap<readonly DescField[], ReadonlyMap<string, QueryKey>>();
+function keysOf(fields: readonly DescField[]): ReadonlyMap<string, QueryKey> {
   let byKey = keyMaps.get(fields);
   // Stryker disable next-line ConditionalExpression: the cache; working the map out again gives the same map
   if (!byKey) {
-    byKey = new Map(fields.map((f) => [f.jsonName.toLowerCase(), f]));
+    byKey = new Map(
+      fields.flatMap((field) =>
+        [field.jsonName, ...queryAliases(field)].map((name) => [name.toLowerCase(), { field, name }] as const),
+      ),
+    );
     // Stryker disable next-line CallExpression: the cache (see above)
     keyMaps.set(fields, byKey);
   }
   return byKey;
+}
+
+/** The other names a field is accepted under in a legacy query (`(docflow.legacy.query_alias)`). */
+export function queryAliases(field: DescField): readonly string[] {
+  return getOption(field, query_alias);
 }
 
 const INT32 = /^-?\d{1,10}$/;

@@ -129,12 +129,13 @@ function operationOf(
   const ref = (direction: Direction) => (m: DescMessage) => components.ref(m, use, direction);
   const rpc = `${method.parent.typeName}.${method.name}`;
   const query = style.queryFields
-    ? style.queryFields(binding).map((field) => {
+    ? style.queryFields(binding).flatMap((field) => {
         const schema = fieldSchema(field, ref("input"));
         const comment = describe(`${field.parent.typeName}.${field.name}`);
         return (
-          style.queryParameter?.(field, schema, comment) ??
-          queryParameter(field.jsonName, schema, comment)
+          style.queryParameters?.(field, schema, comment) ?? [
+            queryParameter(field.jsonName, schema, comment),
+          ]
         );
       })
     : binding.body === "*"

@@ -60,8 +60,11 @@ export interface OpenApiStyle extends SchemaStyle {
   };
   /** The fields the profile reads from the query, each a parameter of its own (default: every field the path and the body leave, nested ones flattened). */
   queryFields?(binding: Binding<Profile>): readonly DescField[];
-  /** The parameter of one of `queryFields`, given its schema by the one mapping and its comment. */
-  queryParameter?(field: DescField, schema: Json, comment: string | undefined): Json;
+  /**
+   * The parameters of one of `queryFields` (its own, then any other names it
+   * is accepted under), given its schema by the one mapping and its comment.
+   */
+  queryParameters?(field: DescField, schema: Json, comment: string | undefined): Json[];
   /** The request body, given its JSON's schema (default: that JSON, application/json). */
   requestBody?(binding: Binding<Profile>, json: () => Json): Json | undefined;
   /** The 200 answer, given its JSON's schema. */

@@ -185,3 +185,59 @@ describe("fields other writers store are kept (docs/api.md §7: a write sets onl
     await expectExtrasKept();
   });
 });
+
+describe("an old SDK's one-document Delete: entityId names the document (Java SDK 3.0.1–3.25.2, 4.0.0-rc.1)", () => {
+  const delete_ = (query: string, user: "keeper" | "inA" = "keeper", json = false) =>
+    legacy(h, {
+      method: "POST",
+      path: `/Delete?boxId=${BOX}&messageId=${mid("Message", "live")}&${query}`,
+      headers: {
+        authorization: auth(user),
+        ...(json ? { accept: "application/json", "content-type": "application/json" } : {}),
+      },
+      ...(json ? { body: "{}" } : {}),
+    });
+
+  it.each([
+    ["protobuf", false],
+    ["JSON", true],
+  ])("%s: Delete(M, entityId=d1) marks only d1; Delete(M, entityId=d2) then marks d2 and the message", async (_wire, json) => {
+    const first = await delete_("entityId=d1", "keeper", json);
+    expect(first.status).toBe(200);
+    expect(marks(await stored(mid("Message", "live")))).toEqual([false, true, false]);
+    const second = await delete_("EntityId=d2", "keeper", json);
+    expect(second.status).toBe(200);
+    expect(marks(await stored(mid("Message", "live")))).toEqual([true, true, true]);
+  });
+
+  it("a caller who can reach only d1 deletes d1 (no 403 for d2, which it did not ask for)", async () => {
+    const res = await delete_("entityId=d1", "inA");
+    expect(res.status).toBe(200);
+    expect(marks(await stored(mid("Message", "live")))).toEqual([false, true, false]);
+  });
+
+  it.each([
+    ["protobuf", false],
+    ["JSON", true],
+  ])("%s: documentId and entityId that differ: 400, nothing changes", async (_wire, json) => {
+    const res = await delete_("documentId=d1&entityId=d2", "keeper", json);
+    expect(res.status).toBe(400);
+    expect(res.headers["x-service-errorcode"]).toBe("Http.BadRequest");
+    expect(res.text).toMatch(/parameters documentId and entityId name the same field and differ/);
+    expect(marks(await stored(mid("Message", "live")))).toEqual([false, false, false]);
+  });
+
+  it("documentId and entityId that agree, or an empty one beside the other: that document only", async () => {
+    expect((await delete_("documentId=d1&entityId=d1")).status).toBe(200);
+    expect(marks(await stored(mid("Message", "live")))).toEqual([false, true, false]);
+    expect((await delete_("entityId=&documentId=d2")).status).toBe(200);
+    expect(marks(await stored(mid("Message", "live")))).toEqual([true, true, true]);
+  });
+
+  it("entityId given twice: 400", async () => {
+    const res = await delete_("entityId=d1&ENTITYID=d1");
+    expect(res.status).toBe(400);
+    expect(res.text).toMatch(/entityId is given more than once/);
+    expect(marks(await stored(mid("Message", "live")))).toEqual([false, false, false]);
+  });
+});

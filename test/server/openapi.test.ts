@@ -129,6 +129,14 @@ describe("GET /openapi.json", () => {
       (doc.paths["/Restore"].post.parameters as Json[]).map((p) => [p.name, p.required]),
     );
     expect(restore).toEqual({ boxId: true, messageId: true, documentId: false });
+    // Delete also takes the name old SDKs send for documentId, deprecated.
+    const del = Object.fromEntries(
+      (doc.paths["/Delete"].post.parameters as Json[]).map((p) => [p.name, p]),
+    );
+    expect(Object.keys(del)).toEqual(["boxId", "messageId", "documentId", "entityId"]);
+    expect(del.entityId).toMatchObject({ required: false, deprecated: true, in: "query" });
+    expect(del.entityId.schema).toEqual(del.documentId.schema);
+    expect(del.entityId.description).toContain("documentId");
   });
 
   it("counteragent groups: page and count, a required body for Create only, AnyDepartment read as a string or a boolean", () => {

@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file docflow/legacy/options.proto.
  */
 export const file_docflow_legacy_options: GenFile = /*@__PURE__*/
-  fileDesc("Chxkb2NmbG93L2xlZ2FjeS9vcHRpb25zLnByb3RvEg5kb2NmbG93LmxlZ2FjeSI5CgxJbnRlZ2VyUmFuZ2USCwoDbWluGAEgASgDEgsKA21heBgCIAEoAxIPCgdkZWZhdWx0GAMgASgDIjAKCUh0dHBFcnJvchIOCgZzdGF0dXMYASABKAUSEwoLZGVzY3JpcHRpb24YAiABKAkqRAoLSHR0cFByb2ZpbGUSHAoYSFRUUF9QUk9GSUxFX1VOU1BFQ0lGSUVEEAASFwoTSFRUUF9QUk9GSUxFX0xFR0FDWRABOkAKC2pzb25fc3RyaW5nEh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxjRhgMgASgIUgpqc29uU3RyaW5nOmIKDWludGVnZXJfcmFuZ2USHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGNKGAyABKAsyHC5kb2NmbG93LmxlZ2FjeS5JbnRlZ2VyUmFuZ2VSDGludGVnZXJSYW5nZTpcCgtodHRwX2Vycm9ycxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNOGAyADKAsyGS5kb2NmbG93LmxlZ2FjeS5IdHRwRXJyb3JSCmh0dHBFcnJvcnM6YAoMaHR0cF9wcm9maWxlEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMY1IYDIAEoDjIbLmRvY2Zsb3cubGVnYWN5Lkh0dHBQcm9maWxlUgtodHRwUHJvZmlsZUJkChJjb20uZG9jZmxvdy5sZWdhY3lQAVo7Z2l0aHViLmNvbS9kb2NmbG93L2RvY2Zsb3ctYXBpL2dlbi9nby9kb2NmbG93L2xlZ2FjeTtsZWdhY3mqAg5Eb2NmbG93LkxlZ2FjeQ", [file_google_protobuf_descriptor]);
+  fileDesc("Chxkb2NmbG93L2xlZ2FjeS9vcHRpb25zLnByb3RvEg5kb2NmbG93LmxlZ2FjeSI5CgxJbnRlZ2VyUmFuZ2USCwoDbWluGAEgASgDEgsKA21heBgCIAEoAxIPCgdkZWZhdWx0GAMgASgDIjAKCUh0dHBFcnJvchIOCgZzdGF0dXMYASABKAUSEwoLZGVzY3JpcHRpb24YAiABKAkqRAoLSHR0cFByb2ZpbGUSHAoYSFRUUF9QUk9GSUxFX1VOU1BFQ0lGSUVEEAASFwoTSFRUUF9QUk9GSUxFX0xFR0FDWRABOkAKC2pzb25fc3RyaW5nEh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxjRhgMgASgIUgpqc29uU3RyaW5nOmIKDWludGVnZXJfcmFuZ2USHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGNKGAyABKAsyHC5kb2NmbG93LmxlZ2FjeS5JbnRlZ2VyUmFuZ2VSDGludGVnZXJSYW5nZTpACgtxdWVyeV9hbGlhcxIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMY1YYDIAMoCVIKcXVlcnlBbGlhczpcCgtodHRwX2Vycm9ycxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNOGAyADKAsyGS5kb2NmbG93LmxlZ2FjeS5IdHRwRXJyb3JSCmh0dHBFcnJvcnM6YAoMaHR0cF9wcm9maWxlEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMY1IYDIAEoDjIbLmRvY2Zsb3cubGVnYWN5Lkh0dHBQcm9maWxlUgtodHRwUHJvZmlsZUJkChJjb20uZG9jZmxvdy5sZWdhY3lQAVo7Z2l0aHViLmNvbS9kb2NmbG93L2RvY2Zsb3ctYXBpL2dlbi9nby9kb2NmbG93L2xlZ2FjeTtsZWdhY3mqAg5Eb2NmbG93LkxlZ2FjeQ", [file_google_protobuf_descriptor]);
 
 /**
  * Bounds and default of an integer request field.
@@ -119,13 +119,23 @@ export const integer_range: GenExtension<FieldOptions, IntegerRange> = /*@__PURE
   extDesc(file_docflow_legacy_options, 1);
 
 /**
+ * Other names a legacy query parameter is accepted under, matched as its
+ * JSON name is (whatever their case). Given under two names, the values
+ * must agree; an empty value still means absent.
+ *
+ * @generated from extension: repeated string query_alias = 50005;
+ */
+export const query_alias: GenExtension<FieldOptions, string[]> = /*@__PURE__*/
+  extDesc(file_docflow_legacy_options, 2);
+
+/**
  * Error statuses of this operation beyond the ones every operation has
  * (400, 401, 402, 403, 405, 500), or a more precise meaning for one of them.
  *
  * @generated from extension: repeated docflow.legacy.HttpError http_errors = 50003;
  */
 export const http_errors: GenExtension<MethodOptions, HttpError[]> = /*@__PURE__*/
-  extDesc(file_docflow_legacy_options, 2);
+  extDesc(file_docflow_legacy_options, 3);
 
 /**
  * How the operation's google.api.http bindings are served.
@@ -133,5 +143,5 @@ export const http_errors: GenExtension<MethodOptions, HttpError[]> = /*@__PURE__
  * @generated from extension: optional docflow.legacy.HttpProfile http_profile = 50004;
  */
 export const http_profile: GenExtension<MethodOptions, HttpProfile> = /*@__PURE__*/
-  extDesc(file_docflow_legacy_options, 3);
+  extDesc(file_docflow_legacy_options, 4);
 
