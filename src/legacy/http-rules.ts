@@ -58,7 +58,8 @@ export function legacyRoutesOf(methods: Iterable<DescMethod>): LegacyRoute[] {
     const fields = queryFields(method.input, rule.body);
     const names = new Set<string>();
     for (const key of fields.flatMap((f) => [f.jsonName, ...queryAliases(f)])) {
-      if (names.has(key.toLowerCase())) refuse(`query parameter ${key} names two fields, or one twice`);
+      if (names.has(key.toLowerCase()))
+        refuse(`query parameter ${key} names two fields, or one twice`);
       names.add(key.toLowerCase());
     }
     routes.push({

@@ -50,7 +50,9 @@ export function readQuery(
     const before = given.get(field);
     if (before) {
       if (before.raw !== raw) {
-        throw new QueryError(`parameters ${before.name} and ${name} name the same field and differ`);
+        throw new QueryError(
+          `parameters ${before.name} and ${name} name the same field and differ`,
+        );
       }
       continue;
     }
@@ -74,7 +76,9 @@ function keysOf(fields: readonly DescField[]): ReadonlyMap<string, QueryKey> {
   if (!byKey) {
     byKey = new Map(
       fields.flatMap((field) =>
-        [field.jsonName, ...queryAliases(field)].map((name) => [name.toLowerCase(), { field, name }] as const),
+        [field.jsonName, ...queryAliases(field)].map(
+          (name) => [name.toLowerCase(), { field, name }] as const,
+        ),
       ),
     );
     // Stryker disable next-line CallExpression: the cache (see above)

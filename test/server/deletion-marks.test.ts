@@ -201,14 +201,17 @@ describe("an old SDK's one-document Delete: entityId names the document (Java SD
   it.each([
     ["protobuf", false],
     ["JSON", true],
-  ])("%s: Delete(M, entityId=d1) marks only d1; Delete(M, entityId=d2) then marks d2 and the message", async (_wire, json) => {
-    const first = await delete_("entityId=d1", "keeper", json);
-    expect(first.status).toBe(200);
-    expect(marks(await stored(mid("Message", "live")))).toEqual([false, true, false]);
-    const second = await delete_("EntityId=d2", "keeper", json);
-    expect(second.status).toBe(200);
-    expect(marks(await stored(mid("Message", "live")))).toEqual([true, true, true]);
-  });
+  ])(
+    "%s: Delete(M, entityId=d1) marks only d1; Delete(M, entityId=d2) then marks d2 and the message",
+    async (_wire, json) => {
+      const first = await delete_("entityId=d1", "keeper", json);
+      expect(first.status).toBe(200);
+      expect(marks(await stored(mid("Message", "live")))).toEqual([false, true, false]);
+      const second = await delete_("EntityId=d2", "keeper", json);
+      expect(second.status).toBe(200);
+      expect(marks(await stored(mid("Message", "live")))).toEqual([true, true, true]);
+    },
+  );
 
   it("a caller who can reach only d1 deletes d1 (no 403 for d2, which it did not ask for)", async () => {
     const res = await delete_("entityId=d1", "inA");
