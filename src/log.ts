@@ -5,6 +5,8 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export type LogFields = Record<string, unknown>;
 
 export interface Logger {
+  /** Whether debug lines are written: a caller skips building their fields when not. */
+  readonly debugging: boolean;
   debug(message: string, fields?: LogFields): void;
   info(message: string, fields?: LogFields): void;
   warn(message: string, fields?: LogFields): void;
@@ -48,6 +50,7 @@ export function createLogger(
     );
   };
   return {
+    debugging: threshold === 0,
     debug: (message, fields) => emit("debug", message, fields),
     info: (message, fields) => emit("info", message, fields),
     warn: (message, fields) => emit("warn", message, fields),

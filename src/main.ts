@@ -120,7 +120,9 @@ async function main(): Promise<void> {
       tlsMaterial = readTlsMaterial(config.tls);
     } catch (error) {
       if (!(error instanceof TlsFilesError)) throw error;
-      process.stderr.write(`invalid configuration:\n  - ${error.message}\n`);
+      process.stderr.write(
+        `invalid configuration:\n${error.problems.map((p) => `  - ${p}\n`).join("")}`,
+      );
       process.exit(2);
     }
   }

@@ -215,8 +215,14 @@ export function createAdmissionGate(
           timeoutMs === undefined ? undefined : performance.now() + timeoutMs,
         );
       }
-      if (entered instanceof Ticket) return run(front, req, res, route, entered);
-      if (typeof entered === "string") return refuse(front, req, res, route, entered);
+      if (entered instanceof Ticket) {
+        front.admission = "admitted";
+        return run(front, req, res, route, entered);
+      }
+      if (typeof entered === "string") {
+        front.admission = entered;
+        return refuse(front, req, res, route, entered);
+      }
       const waiter = entered;
       front.finally = () => admission.cancel(waiter);
       return new Promise<void>((resolve, reject) => {
@@ -224,9 +230,12 @@ export function createAdmissionGate(
           try {
             if (outcome instanceof Ticket) {
               front.waitedMs = performance.now() - waiter.arrivedAt;
+              front.admission = "queued";
               resolve(run(front, req, res, route, outcome));
             } else {
               front.finally = undefined;
+              front.waitedMs = performance.now() - waiter.arrivedAt;
+              front.admission = outcome;
               resolve(refuse(front, req, res, route, outcome));
             }
           } catch (error) {

@@ -49,6 +49,12 @@ export interface FrontRequest {
   /** How long the request waited for admission, in ms (a client's deadline counts it). */
   waitedMs: number;
   /**
+   * What admission decided, for the debug line: "not gated" (not an API
+   * call, or admission off), "admitted", "queued" (admitted after a wait),
+   * or the refusal's reason.
+   */
+  admission: string;
+  /**
    * Admission refused it: no access log line of its own (a refusal must cost
    * microseconds; admission logs a summary of its refusals instead).
    */
@@ -90,6 +96,7 @@ export function beginRequest(
     values: undefined,
     finally: undefined,
     waitedMs: 0,
+    admission: "not gated",
     refused: false,
     refusedCall(system, method, protocol) {
       front.protocol = protocol;
@@ -125,6 +132,17 @@ export function beginRequest(
     const durationNs = process.hrtime.bigint() - started;
     observed.route = front.route;
     observed.end(status, Number(durationNs) / 1e9);
+    if (log.debugging) {
+      log.debug("call", {
+        requestId,
+        route: front.route,
+        protocol: front.protocol,
+        status,
+        admission: front.admission,
+        waitedMs: Math.round(front.waitedMs * 1000) / 1000,
+        durationMs: Number(durationNs / 1000n) / 1000,
+      });
+    }
     if (front.refused) return;
     // No spread of the span's ids: a constant shape (an absent id is left out of the line).
     const ids = observed.logFields;

@@ -12,12 +12,18 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { Registry } from "@bufbuild/protobuf";
 import type { ConnectError, ConnectRouter } from "@connectrpc/connect";
+import { codeToString } from "@connectrpc/connect/protocol-connect";
 import { type AdmissionConfig, DEFAULT_ADMISSION } from "../admission/admission";
 import { SHUTDOWN } from "../call/context";
 import type { ConnectionLimits, Timeouts } from "../config";
 import type { Deps } from "../deps";
 import { LEGACY_PROFILE_NAME } from "../legacy/profile";
-import { createObserver, type Observer, UNKNOWN_RPC_METHOD } from "../observability/observer";
+import {
+  createObserver,
+  type DoorRefusal,
+  type Observer,
+  UNKNOWN_RPC_METHOD,
+} from "../observability/observer";
 import { createCodecs } from "../protocols/codecs";
 import { type Negotiation, negotiate, writeRefusal } from "../protocols/negotiate";
 import { type ServeOptions, serveRpc } from "../protocols/serve";
@@ -204,6 +210,19 @@ export function createHttpServer(
     gate.dismiss(req);
     return front.observed.run(() => notServed(req, res, front));
   };
+  /** A refusal at the door, in the metrics, and at debug level in a line of its own. */
+  const refusedAtTheDoor = (req: NodeRequest, refusal: DoorRefusal, started: number) => {
+    const ms = performance.now() - started;
+    observer.refused(req, refusal, ms / 1000);
+    if (deps.log.debugging) {
+      deps.log.debug("call refused at the door", {
+        route: refusal.route,
+        status: refusal.status,
+        code: codeToString(refusal.code),
+        durationMs: Math.round(ms * 1000) / 1000,
+      });
+    }
+  };
   /**
    * The door (docs/operations.md, "Admission control"): while calls wait, a
    * call of the API asks admission before the front does anything for it, so
@@ -229,7 +248,7 @@ export function createHttpServer(
         if (cors.handle(req, res)) return;
         req.resume();
         adapter.writeError(res, type, new Headers(), new Headers(), error);
-        observer.refused(
+        refusedAtTheDoor(
           req,
           {
             system: adapter.rpcSystem,
@@ -238,7 +257,7 @@ export function createHttpServer(
             code: error.code,
             status: res.statusCode,
           },
-          (performance.now() - started) / 1000,
+          started,
         );
       });
     }
@@ -251,7 +270,7 @@ export function createHttpServer(
       req.resume();
       if (legacy) sendPrepared(req, res, gate.plainRefusal(error));
       else void binding.profile.fail(exchangeOf(req, res, serving.maxRequestBytes), error);
-      observer.refused(
+      refusedAtTheDoor(
         req,
         {
           system: legacy ? "docflow_legacy" : "http_json",
@@ -260,7 +279,7 @@ export function createHttpServer(
           code: error.code,
           status: res.statusCode,
         },
-        (performance.now() - started) / 1000,
+        started,
       );
     });
   };

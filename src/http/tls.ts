@@ -26,67 +26,93 @@ export interface TlsMaterial {
   readonly ca?: Buffer;
 }
 
+/** What is wrong with the TLS files: every problem found, each naming its variable and file. */
 export class TlsFilesError extends Error {
   override readonly name = "TlsFilesError";
+  constructor(readonly problems: readonly string[]) {
+    super(problems.join("; "));
+  }
 }
 
-/** Reads the files and checks that they make a secure context; throws TlsFilesError naming the variable. */
+/**
+ * Reads the files and checks that they make a secure context; throws a
+ * TlsFilesError listing every problem (each file unreadable or not what it
+ * should be, then the pair), as configuration problems are listed.
+ */
 export function readTlsMaterial(files: TlsFiles): TlsMaterial {
+  const problems: string[] = [];
   const read = (file: string, variable: string) => {
     try {
       return readFileSync(file);
     } catch (error) {
-      throw new TlsFilesError(
+      problems.push(
         `${variable} cannot be read: ${file} (${(error as NodeJS.ErrnoException).code ?? "error"})`,
       );
+      return undefined;
     }
   };
-  const material: TlsMaterial = {
-    cert: read(files.certFile, "TLS_CERT_FILE"),
-    key: read(files.keyFile, "TLS_KEY_FILE"),
-    ...(files.clientCaFile ? { ca: read(files.clientCaFile, "TLS_CLIENT_CA_FILE") } : {}),
-  };
-  checkMaterial(material, files);
-  return material;
+  const cert = read(files.certFile, "TLS_CERT_FILE");
+  const key = read(files.keyFile, "TLS_KEY_FILE");
+  const ca = files.clientCaFile ? read(files.clientCaFile, "TLS_CLIENT_CA_FILE") : undefined;
+  problems.push(...problemsOf({ cert, key, ca }, files));
+  if (problems.length > 0 || !cert || !key) throw new TlsFilesError(problems);
+  return { cert, key, ...(ca ? { ca } : {}) };
 }
 
 /**
- * Throws TlsFilesError when the certificate, key (and CA) do not make a
- * secure context, naming the variable and the file at fault: each file is
- * checked alone first, then the pair.
+ * What keeps the certificate, key (and CA) from making a secure context,
+ * naming the variable and the file at fault: each file that was read is
+ * checked alone, then the pair when both parsed.
  */
-function checkMaterial(material: TlsMaterial, files: TlsFiles): void {
+function problemsOf(
+  material: { cert?: Buffer; key?: Buffer; ca?: Buffer },
+  files: TlsFiles,
+): string[] {
+  const problems: string[] = [];
   const fault = (variable: string, file: string, what: string, error: unknown) =>
-    new TlsFilesError(`${variable} (${file}) ${what}: ${(error as Error).message}`);
-  try {
-    new X509Certificate(material.cert);
-  } catch (error) {
-    throw fault("TLS_CERT_FILE", files.certFile, "is not a PEM certificate", error);
-  }
-  try {
-    createPrivateKey(material.key);
-  } catch (error) {
-    throw fault("TLS_KEY_FILE", files.keyFile, "is not a PEM private key", error);
-  }
-  try {
-    tls.createSecureContext({ cert: material.cert, key: material.key });
-  } catch (error) {
-    throw fault(
+    problems.push(`${variable} (${file}) ${what}: ${(error as Error).message}`);
+  const parses = (parse: () => unknown, variable: string, file: string, what: string) => {
+    try {
+      parse();
+      return true;
+    } catch (error) {
+      fault(variable, file, what, error);
+      return false;
+    }
+  };
+  const { cert, key, ca } = material;
+  const certOk =
+    cert !== undefined &&
+    parses(
+      () => new X509Certificate(cert),
+      "TLS_CERT_FILE",
+      files.certFile,
+      "is not a PEM certificate",
+    );
+  const keyOk =
+    key !== undefined &&
+    parses(() => createPrivateKey(key), "TLS_KEY_FILE", files.keyFile, "is not a PEM private key");
+  if (certOk && keyOk) {
+    parses(
+      () => tls.createSecureContext({ cert, key }),
       "TLS_KEY_FILE",
       files.keyFile,
       `is not the private key of the certificate in TLS_CERT_FILE (${files.certFile})`,
-      error,
     );
   }
-  if (material.ca && files.clientCaFile) {
-    try {
-      // A context takes anything as a CA file (it skips what is not PEM): parse it.
-      new X509Certificate(material.ca);
-      tls.createSecureContext({ ca: material.ca });
-    } catch (error) {
-      throw fault("TLS_CLIENT_CA_FILE", files.clientCaFile, "is not a PEM certificate", error);
-    }
+  if (ca && files.clientCaFile) {
+    // A context takes anything as a CA file (it skips what is not PEM): parse it.
+    parses(
+      () => {
+        new X509Certificate(ca);
+        tls.createSecureContext({ ca });
+      },
+      "TLS_CLIENT_CA_FILE",
+      files.clientCaFile,
+      "is not a PEM certificate",
+    );
   }
+  return problems;
 }
 
 /** The server options of the material: TLS 1.2 at least, h2 and HTTP/1.1 offered by ALPN. */
@@ -135,17 +161,14 @@ export function reloadOnChange(
       };
       const next = digest(material);
       if (next === current) return;
-      try {
-        checkMaterial(material, files);
-      } catch (error) {
+      const problems = problemsOf(material, files);
+      if (problems.length > 0) {
         // Halfway through a rotation, or a bad file: keep serving with the previous pair.
         if (warned !== next) {
           warned = next;
           log.warn(
             "tls files changed but do not make a valid certificate: keeping the previous one",
-            {
-              reason: (error as Error).message,
-            },
+            { reason: problems.join("; ") },
           );
         }
         return;

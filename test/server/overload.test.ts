@@ -12,7 +12,7 @@
 import http from "node:http";
 import { create, toBinary } from "@bufbuild/protobuf";
 import { Code } from "@connectrpc/connect";
-import { afterEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it, vi } from "vitest";
 import { DocumentService } from "../../gen/docflow/api/v1/documents_pb";
 import { SubscriptionService } from "../../gen/docflow/api/v1/subscriptions_pb";
 import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health/v1/health_pb";
@@ -133,6 +133,8 @@ const commands: string[] = [];
 const h = useHarness(fixture, TEST_TIMEOUTS, {
   markHooks: { beforeSave: (ref) => gate.hold(ref.messageId) },
   admission: admissionOf(0),
+  // Debug lines: each call's route, admission decision and timings (tested below).
+  logLevel: "debug",
   serviceAuthAliases: SDK_ALIASES,
   observer: createObserver(createMetrics(), undefined),
   onCommand: (event) => commands.push(event.commandName),
@@ -547,3 +549,61 @@ function post(
     req.end(body);
   });
 }
+
+describe("LOG_LEVEL=debug: each call's route, admission decision and timings", () => {
+  const lines = (msg: string) =>
+    h.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.msg === msg);
+
+  it('a call let in: one debug line with its route, "admitted", the wait and the duration', async () => {
+    const before = lines("call").length;
+    const res = await legacy(h, {
+      method: "GET",
+      path: subscriptionsPath,
+      headers: { authorization: authHeader("admin") },
+    });
+    expect(res.status).toBe(200);
+    const line = await vi.waitUntil(() => lines("call")[before], { timeout: 2_000 });
+    expect(line).toMatchObject({
+      level: "debug",
+      route: "/GetSubscriptions",
+      protocol: "legacy",
+      status: 200,
+      admission: "admitted",
+      waitedMs: 0,
+    });
+    expect(line.requestId).toBe(res.headers["x-request-id"]);
+    expect(typeof line.durationMs).toBe("number");
+  });
+
+  it("a call refused at the door: a debug line with its route, status and code", async () => {
+    holding = await fill(h);
+    const before = lines("call refused at the door").length;
+    const res = await legacy(h, {
+      method: "GET",
+      path: subscriptionsPath,
+      headers: { authorization: authHeader("admin") },
+    });
+    expect(res.status).toBe(503);
+    const line = await vi.waitUntil(() => lines("call refused at the door")[before], {
+      timeout: 2_000,
+    });
+    expect(line).toMatchObject({
+      level: "debug",
+      route: "/GetSubscriptions",
+      status: 503,
+      code: "unavailable",
+    });
+    expect(typeof line.durationMs).toBe("number");
+  });
+
+  it("at info, neither line is written", async () => {
+    const res = await legacy(patient, {
+      method: "GET",
+      path: subscriptionsPath,
+      headers: { authorization: authHeader("admin") },
+    });
+    expect(res.status).toBe(200);
+    await patient.waitForLog((l) => l.msg === "request" && l.status === 200);
+    expect(patient.logs.some((l) => l.includes('"level":"debug"'))).toBe(false);
+  });
+});

@@ -360,10 +360,42 @@ describe("mutual TLS (TLS_CLIENT_CA_FILE)", () => {
 });
 
 describe("bad TLS files", () => {
+  it("every problem is listed, not only the first: certificate, key and CA all missing", () => {
+    let thrown: unknown;
+    try {
+      readTlsMaterial({
+        certFile: file("none.pem"),
+        keyFile: file("none.key"),
+        clientCaFile: file("none-ca.pem"),
+      });
+    } catch (error) {
+      thrown = error;
+    }
+    expect(thrown).toBeInstanceOf(TlsFilesError);
+    expect((thrown as TlsFilesError).problems).toEqual([
+      `TLS_CERT_FILE cannot be read: ${file("none.pem")} (ENOENT)`,
+      `TLS_KEY_FILE cannot be read: ${file("none.key")} (ENOENT)`,
+      `TLS_CLIENT_CA_FILE cannot be read: ${file("none-ca.pem")} (ENOENT)`,
+    ]);
+  });
+
+  it("a certificate that is not one and a key that is not one: both said", () => {
+    let thrown: unknown;
+    try {
+      readTlsMaterial({ certFile: file("first.key"), keyFile: file("first.pem") });
+    } catch (error) {
+      thrown = error;
+    }
+    const problems = (thrown as TlsFilesError).problems;
+    expect(problems).toHaveLength(2);
+    expect(problems[0]).toMatch(/^TLS_CERT_FILE .* is not a PEM certificate: /);
+    expect(problems[1]).toMatch(/^TLS_KEY_FILE .* is not a PEM private key: /);
+  });
+
   it("name the variable and the file: unreadable, not a certificate, not a key, not a pair, not a CA", () => {
     expect(() =>
       readTlsMaterial({ certFile: file("nope.pem"), keyFile: file("first.key") }),
-    ).toThrow(new TlsFilesError(`TLS_CERT_FILE cannot be read: ${file("nope.pem")} (ENOENT)`));
+    ).toThrow(new TlsFilesError([`TLS_CERT_FILE cannot be read: ${file("nope.pem")} (ENOENT)`]));
     const escaped = (path: string) => path.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
     expect(() =>
       readTlsMaterial({ certFile: file("first.key"), keyFile: file("first.key") }),

@@ -16,7 +16,7 @@ import { DEFAULT_TIMEOUTS, type Timeouts } from "../../src/config";
 import { createDeps, type Deps, type DepsOptions } from "../../src/deps";
 import { loadFixture } from "../../src/fixtures/load";
 import { createHttpServer, type HttpServer, type HttpServerOptions } from "../../src/http/server";
-import { createLogger } from "../../src/log";
+import { createLogger, type LogLevel } from "../../src/log";
 import { createObserver } from "../../src/observability/observer";
 import type { Tracing } from "../../src/observability/tracing";
 import { createPipeline } from "../../src/rpc/pipeline";
@@ -137,6 +137,8 @@ export type HarnessOptions = Pick<
     readonly listenHost?: string;
     /** Watches the database client as main.ts does for metrics (command and pool monitoring). */
     readonly databaseMonitor?: (client: MongoClient) => void;
+    /** The least level logged (default info). */
+    readonly logLevel?: LogLevel;
   };
 
 /**
@@ -178,7 +180,7 @@ export async function startServed(
     const deps = createDeps(
       { ...open, db: guardProjections(open.db) },
       createLogger(
-        "info",
+        options.logLevel ?? "info",
         (line) => {
           logs.push(line);
           logWritten.emit("line");
