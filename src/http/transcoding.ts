@@ -34,6 +34,8 @@ import { addVary } from "../wire/plain";
  * Every rule of `methods`, one table: the legacy paths by the legacy profile,
  * the standard bindings by the JSON profile, which answers an error with the
  * error table's status (the Connect column, google/rpc/code.proto's too).
+ * The profile follows the binding: a legacy method's rule is its legacy
+ * path, and its additional bindings are standard ones.
  */
 export function createServiceTranscoder(
   methods: readonly DescMethod[],
@@ -46,7 +48,7 @@ export function createServiceTranscoder(
   const legacyProfile = createLegacyProfile(methods);
   return createTranscoder(methods, {
     ruleOf: (method) => (hasOption(method, http) ? getOption(method, http) : undefined),
-    profileOf: (method) => (isLegacy(method) ? legacyProfile : jsonProfile),
+    profileOf: (method, index) => (index === 0 && isLegacy(method) ? legacyProfile : jsonProfile),
     // Google's Go REST client sends a "/" inside a one-segment variable raw (docs/transcoding.md).
     slashInSingleSegmentVariables: true,
   });

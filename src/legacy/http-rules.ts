@@ -45,7 +45,8 @@ export function legacyRoutesOf(methods: Iterable<DescMethod>): LegacyRoute[] {
     }
     if (value.includes("{")) refuse(`path variables are not supported (${value})`);
     if (rule.responseBody !== "") refuse("response_body is not supported");
-    if (rule.additionalBindings.length > 0) refuse("additional_bindings are not supported");
+    // The rule's additional bindings are standard bindings, served by the JSON profile
+    // (src/http/transcoding.ts): only the rule itself is a legacy path.
     if (method.methodKind !== "unary") refuse("only unary RPCs can have a legacy path");
     let bodyField: LegacyRoute["bodyField"];
     if (rule.body !== "" && rule.body !== "*") {

@@ -56,17 +56,24 @@ export class RuleError extends Error {
 }
 
 /**
- * The bindings of one method's rule. `profileOf` says how each is served
- * (the caller's choice: this module knows no profile but its own).
+ * The bindings of one method's rule. `profileOf` says how each is served,
+ * by its index (0: the rule itself, then its additional bindings in order):
+ * the caller's choice, per binding, so that one method can keep a legacy
+ * path and have standard bindings beside it.
  */
-export function bindingsOf<P>(method: DescMethod, rule: HttpRuleLike, profile: P): Binding<P>[] {
+export function bindingsOf<P>(
+  method: DescMethod,
+  rule: HttpRuleLike,
+  profileOf: (index: number) => P,
+): Binding<P>[] {
   const name = `${method.parent.typeName}.${method.name}`;
-  const bindings = [compile(method, name, rule, profile, 0)];
+  const bindings = [compile(method, name, rule, profileOf(0), 0)];
   for (const extra of rule.additionalBindings) {
     if (extra.additionalBindings.length > 0) {
       throw new RuleError(`${name}: an additional binding cannot have additional bindings`);
     }
-    bindings.push(compile(method, name, extra, profile, bindings.length));
+    const index = bindings.length;
+    bindings.push(compile(method, name, extra, profileOf(index), index));
   }
   return bindings;
 }

@@ -18,8 +18,8 @@ import { type Binding, bindingsOf, type HttpRuleLike } from "./rules";
 export interface TranscoderOptions extends RouteTableOptions {
   /** The rule of a method, or undefined when it has none (the generated `http` extension, read with getOption). */
   readonly ruleOf: (method: DescMethod) => HttpRuleLike | undefined;
-  /** The profile each method's bindings are served with. */
-  readonly profileOf: (method: DescMethod) => Profile;
+  /** The profile a binding is served with, by its method and its index (0: the rule itself, then its additional bindings). */
+  readonly profileOf: (method: DescMethod, index: number) => Profile;
 }
 
 /**
@@ -69,8 +69,8 @@ export function createTranscoder(
   for (const method of methods) {
     const rule = options.ruleOf(method);
     if (!rule) continue;
-    const profile = options.profileOf(method);
-    for (const binding of bindingsOf(method, rule, profile)) {
+    for (const binding of bindingsOf(method, rule, (index) => options.profileOf(method, index))) {
+      const { profile } = binding;
       profile.check?.(binding);
       table.add({
         httpMethod: binding.httpMethod,

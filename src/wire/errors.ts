@@ -16,7 +16,7 @@ import { ErrorInfoSchema } from "../../gen/google/rpc/error_details_pb";
 import { type DomainError, ErrorKind } from "../domain/errors";
 
 /** google.rpc.ErrorInfo.domain of the errors this service raises. */
-const ERROR_DOMAIN = "docflow-api";
+export const ERROR_DOMAIN = "docflow-api";
 
 /** Short message shown for every 5xx: details go to the log only. */
 export const INTERNAL_MESSAGE = "unexpected processing error";

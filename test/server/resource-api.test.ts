@@ -1,0 +1,196 @@
+/**
+ * The v1 resource API (docs/api.md, "The resource API"): each operation's
+ * standard binding beside its unchanged legacy path, served by the JSON
+ * profile (proto3 JSON, errors as google.rpc.Status with our ErrorInfo), with
+ * the same handlers, rights and codes; the stored state is what the legacy
+ * path would leave.
+ */
+import { beforeEach, describe, expect, it } from "vitest";
+import { loadFixture } from "../../src/fixtures/load";
+import { ERROR_DOMAIN } from "../../src/wire/errors";
+import { adminBoxFixture, KEY } from "../support/fixture";
+import { legacy, useHarness } from "../support/harness";
+
+const BOX = "b0000000-0000-4000-8000-0000000000aa";
+const GROUP = "a0000000-0000-4000-8000-000000000001";
+const CA = (i: number) => `c0000000-0000-4000-8000-0000000000${String(i).padStart(2, "0")}`;
+const fixture = () =>
+  adminBoxFixture(
+    BOX,
+    [{ counteragentGroupId: GROUP, name: "Partners" }],
+    [
+      ...[1, 2, 3].map((i) => ({
+        counteragentBoxId: CA(i),
+        counteragentGroupId: GROUP,
+        joinedGroupAt: `2026-01-01T00:00:0${i}Z`,
+      })),
+      { counteragentBoxId: CA(9), joinedGroupAt: "2026-01-01T00:00:09Z" },
+    ],
+  );
+
+const h = useHarness(fixture);
+beforeEach(async () => {
+  await loadFixture(h.db, fixture());
+});
+
+const AUTH = `ServiceAuth svcauth_api_client_id=${KEY}, svcauth_token=admin-token`;
+const v1 = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
+  legacy(h, {
+    method,
+    path: `/v1/boxes/${BOX}${path}`,
+    headers: {
+      authorization: AUTH,
+      ...(body === undefined ? {} : { "content-type": "application/json" }),
+      ...headers,
+    },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
+const json = (res: { text: string }) => JSON.parse(res.text);
+
+describe("subscriptions: Get and Update (PATCH) of an employee's subscriptions", () => {
+  it("GET …/employees/{user}/subscriptions: 200, proto3 JSON", async () => {
+    const res = await v1("GET", "/employees/u-admin/subscriptions");
+    expect(res.status, res.text).toBe(200);
+    expect(res.headers["content-type"]).toMatch(/^application\/json/);
+    expect(json(res).Subscriptions).toHaveLength(10);
+  });
+
+  it("PATCH …/subscriptions with the changes as the body: 200, the new state, stored", async () => {
+    const res = await v1("PATCH", "/employees/u-admin/subscriptions", {
+      Subscriptions: [{ Id: "News", IsSubscribed: false }],
+    });
+    expect(res.status, res.text).toBe(200);
+    const news = json(res).Subscriptions.find((s: { Id: string }) => s.Id === "News");
+    expect(news.IsSubscribed).toBe(false);
+    const again = await v1("GET", "/employees/u-admin/subscriptions");
+    expect(
+      json(again).Subscriptions.find((s: { Id: string }) => s.Id === "News").IsSubscribed,
+    ).toBe(false);
+  });
+});
+
+describe("counteragent groups: List, Get, Create, Update (PATCH), Delete, and adding a counteragent", () => {
+  it("GET …/counteragentGroups: the groups, the default one included", async () => {
+    const res = await v1("GET", "/counteragentGroups");
+    expect(res.status, res.text).toBe(200);
+    expect(json(res).Groups.map((g: { Name: string }) => g.Name)).toContain("Partners");
+  });
+
+  it("GET …/counteragentGroups/{group}: the group; an unknown one: 404 as google.rpc.Status with our ErrorInfo", async () => {
+    const res = await v1("GET", `/counteragentGroups/${GROUP}`);
+    expect(res.status, res.text).toBe(200);
+    expect(json(res)).toMatchObject({ CounteragentGroupId: GROUP, Name: "Partners" });
+    const missing = await v1("GET", "/counteragentGroups/a0000000-0000-4000-8000-0000000000ff");
+    expect(missing.status).toBe(404);
+    // AIP-193: {"error": google.rpc.Status}, code the HTTP status; ErrorInfo's reason in
+    // AIP-193's form, our X-Service-ErrorCode in its metadata (docs/decisions.md).
+    const { error } = json(missing);
+    expect(error).toMatchObject({ code: 404, status: "NOT_FOUND" });
+    expect(error.details).toEqual([
+      {
+        "@type": "type.googleapis.com/google.rpc.ErrorInfo",
+        domain: ERROR_DOMAIN,
+        reason: "NOT_FOUND",
+        metadata: { errorCode: "CounteragentGroup.NotFound" },
+      },
+    ]);
+  });
+
+  it("POST …/counteragentGroups creates; PATCH renames; DELETE deletes: the stored groups follow", async () => {
+    const created = await v1("POST", "/counteragentGroups", { Name: "Key accounts" });
+    expect(created.status, created.text).toBe(200);
+    const id = json(created).CounteragentGroupId as string;
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    const renamed = await v1("PATCH", `/counteragentGroups/${id}`, { Name: "Top accounts" });
+    expect(renamed.status, renamed.text).toBe(200);
+    expect(json(renamed).Name).toBe("Top accounts");
+    const stored = await h.db.collection("counteragentGroups").findOne({ counteragentGroupId: id });
+    expect(stored?.name).toBe("Top accounts");
+    const deleted = await v1("DELETE", `/counteragentGroups/${id}`);
+    expect(deleted.status, deleted.text).toBe(200);
+    expect((await v1("GET", `/counteragentGroups/${id}`)).status).toBe(404);
+  });
+
+  it("GET …/counteragentGroups/{group}/counteragents: a page, then the next one by its key", async () => {
+    const first = await v1("GET", `/counteragentGroups/${GROUP}/counteragents?count=2`);
+    expect(first.status, first.text).toBe(200);
+    const page = json(first);
+    expect(page.CounteragentBoxId).toEqual([CA(1), CA(2)]);
+    const next = await v1(
+      "GET",
+      `/counteragentGroups/${GROUP}/counteragents?count=2&afterIndexKey=${encodeURIComponent(page.AfterIndexKey)}`,
+    );
+    expect(json(next).CounteragentBoxId).toEqual([CA(3)]);
+  });
+
+  it("POST …/counteragents/{counteragent}:add moves a counteragent into the group", async () => {
+    const res = await v1("POST", `/counteragentGroups/${GROUP}/counteragents/${CA(9)}:add`);
+    expect(res.status, res.text).toBe(200);
+    const stored = await h.db.collection("counteragents").findOne({ counteragentBoxId: CA(9) });
+    expect(stored?.counteragentGroupId).toBe(GROUP);
+  });
+});
+
+describe("deletion marks: DELETE marks, :restore removes the mark", () => {
+  const marks = async () => {
+    const m = await h.db.collection("messages").findOne({ boxId: BOX, messageId: "msg" });
+    return [
+      m?.isDeleted ?? false,
+      ...(m?.documents ?? []).map((d: { isDeleted?: boolean }) => d.isDeleted ?? false),
+    ];
+  };
+
+  it("DELETE …/messages/{m}/documents/{d} marks that document only; :restore of it removes the mark", async () => {
+    const res = await v1("DELETE", "/messages/msg/documents/d1");
+    expect(res.status, res.text).toBe(200);
+    expect(await marks()).toEqual([false, true, false]);
+    const restored = await v1("POST", "/messages/msg/documents/d1:restore");
+    expect(restored.status, restored.text).toBe(200);
+    expect(await marks()).toEqual([false, false, false]);
+  });
+
+  it("DELETE …/messages/{m} marks everything; again: 409 as google.rpc.Status; :restore of the message restores all", async () => {
+    expect((await v1("DELETE", "/messages/msg")).status).toBe(200);
+    expect(await marks()).toEqual([true, true, true]);
+    const again = await v1("DELETE", "/messages/msg");
+    expect(again.status).toBe(409);
+    expect(json(again).error).toMatchObject({
+      code: 409,
+      status: "ALREADY_EXISTS",
+      details: [
+        expect.objectContaining({
+          reason: "ALREADY_EXISTS",
+          domain: ERROR_DOMAIN,
+          metadata: { errorCode: "Delete.AlreadyDeleted" },
+        }),
+      ],
+    });
+    expect((await v1("POST", "/messages/msg:restore")).status).toBe(200);
+    expect(await marks()).toEqual([false, false, false]);
+  });
+});
+
+describe("the same rules as the legacy paths", () => {
+  it("no credentials: 401, nothing changes", async () => {
+    const res = await legacy(h, { method: "DELETE", path: `/v1/boxes/${BOX}/messages/msg` });
+    expect(res.status).toBe(401);
+    const m = await h.db.collection("messages").findOne({ boxId: BOX, messageId: "msg" });
+    expect(m?.isDeleted ?? false).toBe(false);
+  });
+
+  it("a verb the path does not serve: 405 with Allow", async () => {
+    const res = await v1("PUT", `/counteragentGroups/${GROUP}`, {});
+    expect(res.status).toBe(405);
+    expect(String(res.headers.allow).split(/,\s*/).sort()).toEqual(["DELETE", "GET", "PATCH"]);
+  });
+
+  it("the legacy path of the same operation still answers as before", async () => {
+    const res = await legacy(h, {
+      method: "GET",
+      path: `/GetCounteragentGroup?boxId=${BOX}&counteragentGroupId=${GROUP}`,
+      headers: { authorization: AUTH, accept: "application/json" },
+    });
+    expect(res.status).toBe(200);
+    expect(json(res)).toMatchObject({ CounteragentGroupId: GROUP, Name: "Partners" });
+  });
+});
