@@ -85,6 +85,15 @@ describe("a bucket per API key, beside the address's", () => {
     expect(refusal("c", "other")).toBeUndefined();
     expect(refusal("a")).toBeUndefined();
   });
+
+  it("failures that named no key fill no key's bucket: other addresses without a key are not refused", () => {
+    const { b, refusal } = budget(10, 2, 60_000);
+    b.fail("a");
+    b.fail("b");
+    b.fail("c");
+    expect(refusal("d")).toBeUndefined();
+    expect(refusal("d", "k")).toBeUndefined();
+  });
 });
 
 describe("bursts: reported once, when they end", () => {
