@@ -123,6 +123,7 @@ class ClientQueue {
   overloadedAt = 0;
   markAt = 0;
   queuedAtMark = 0;
+  /** For how long, ms, its queue has grown without a pause. */
   streak = 0;
   constructor(
     readonly label: string,
@@ -342,11 +343,14 @@ export class Admission {
   }
 
   /**
-   * Whether the client's queue grows steadily (K intervals of I in a row,
-   * by more than a twentieth of what it is served in one): a flood, which
-   * refusing helps; a closed loop's queue stops growing once its clients
-   * all wait. It stops being overloaded when its wait falls under half the
-   * target, or after the probe time (it must show growth again).
+   * Whether the client's queue grows steadily (for K×I ms of intervals of at
+   * least I in a row, each by more than a twentieth of what it is served in
+   * it): a flood, which refusing helps; a closed loop's queue stops growing
+   * once its clients all wait. Growth is counted in time, not in intervals:
+   * under load a turn of the event loop may last longer than I, and the
+   * arrivals of one turn come in together. It stops being overloaded when
+   * its wait falls under half the target, or after the probe time (it must
+   * show growth again).
    */
   private watchGrowth(queue: ClientQueue, now: number): void {
     if (now - queue.markAt < GROWTH_INTERVAL_MS) return;
@@ -355,15 +359,16 @@ export class Admission {
       (this.completions.perMs(now) ?? 0) / Math.max(1, this.turns.length),
     );
     const elapsed = now - queue.markAt;
-    const grew =
-      elapsed < 2 * GROWTH_INTERVAL_MS &&
-      queue.queued - queue.queuedAtMark > Math.max(1, 0.05 * rate * elapsed);
-    queue.streak = grew ? queue.streak + 1 : 0;
+    const grew = queue.queued - queue.queuedAtMark > Math.max(1, 0.05 * rate * elapsed);
+    queue.streak = grew ? queue.streak + elapsed : 0;
     queue.markAt = now;
     queue.queuedAtMark = queue.queued;
     const target = this.queueTarget();
     if (!queue.overloaded) {
-      if (queue.streak >= GROWTH_INTERVALS && this.predictWait(queue, now) > target) {
+      if (
+        queue.streak >= GROWTH_INTERVALS * GROWTH_INTERVAL_MS &&
+        this.predictWait(queue, now) > target
+      ) {
         queue.overloaded = true;
         queue.overloadedAt = now;
         this.trimTail(queue, now, target);

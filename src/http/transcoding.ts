@@ -7,6 +7,7 @@
  * as its Invoker (callUnary, callStream: the interceptors every protocol
  * runs).
  */
+import { createHash } from "node:crypto";
 import { type DescMethod, getOption, hasOption, type Registry } from "@bufbuild/protobuf";
 import { http } from "../../gen/google/api/annotations_pb";
 import { callStream } from "../call/stream";
@@ -44,6 +45,10 @@ export function createServiceTranscoder(
   const jsonProfile = createJsonProfile({
     registry: jsonRegistry,
     statusOf: (error) => CODES[error.code].connectStatus,
+    // Every answer depends on who asks (their rights, their reach): a private cache may
+    // keep it, and must revalidate with the ETag before reusing it (docs/api.md §3.1).
+    etagOf: (body) => `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`,
+    cacheControl: "private, no-cache",
   });
   const legacyProfile = createLegacyProfile(methods);
   return createTranscoder(methods, {
@@ -120,8 +125,9 @@ class HttpExchange implements Exchange {
       res.setHeader("content-encoding", coding);
     }
     addVary(res, "Accept, Accept-Encoding");
-    res.setHeader("content-length", String(out.length));
-    if (this.httpMethod === "HEAD") res.end();
+    // A 304 has no body and says nothing of the length of the one it stands for.
+    if (status !== 304) res.setHeader("content-length", String(out.length));
+    if (this.httpMethod === "HEAD" || status === 304) res.end();
     else res.end(out);
   }
 

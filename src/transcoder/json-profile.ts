@@ -39,6 +39,14 @@ export interface JsonProfileOptions {
    * src/wire/errors.ts), so that one table says every status it answers.
    */
   readonly statusOf: (error: ConnectError) => number;
+  /**
+   * The entity tag of a GET answer's bytes (quoted, RFC 9110 §8.8.3), for
+   * `ETag` and `If-None-Match`: given by the host, which has the hashes.
+   * Without it, GET answers carry no ETag.
+   */
+  readonly etagOf?: (body: Uint8Array) => string;
+  /** `Cache-Control` of GET answers (e.g. "private, no-cache" when answers depend on the caller). */
+  readonly cacheControl?: string;
 }
 
 const JSON_TYPE = "application/json; charset=utf-8";
@@ -48,7 +56,7 @@ const SYSTEM_PARAMETERS: ReadonlySet<string> = new Set(["$alt", "alt"]);
 const JSON_MEDIA = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 export function createJsonProfile(options: JsonProfileOptions): Profile {
-  const { registry, statusOf } = options;
+  const { registry, statusOf, etagOf, cacheControl } = options;
   const writeOptions = (query: string) => ({ registry, enumAsInteger: enumsAsNumbers(query) });
   const encode = (
     binding: Binding<Profile>,
@@ -76,7 +84,21 @@ export function createJsonProfile(options: JsonProfileOptions): Profile {
     async answer(binding, exchange, output, query) {
       const body = encode(binding, output, query);
       if (body instanceof Uint8Array) {
-        await exchange.respond(200, { "content-type": JSON_TYPE }, body);
+        const headers: Record<string, string> = { "content-type": JSON_TYPE };
+        if (binding.httpMethod === "GET") {
+          // A representation of a resource: validators for revalidation (RFC 9110 §13, §13.1.2).
+          if (cacheControl) headers["cache-control"] = cacheControl;
+          if (etagOf) {
+            const etag = etagOf(body);
+            headers.etag = etag;
+            if (noneMatch(exchange.header("if-none-match"), etag)) {
+              delete headers["content-type"];
+              await exchange.respond(304, headers, new Uint8Array(0));
+              return;
+            }
+          }
+        }
+        await exchange.respond(200, headers, body);
       } else {
         await exchange.respond(200, { "content-type": body.contentType }, body.data);
       }
@@ -300,4 +322,19 @@ function fromJsonOrThrow(
       Code.InvalidArgument,
     );
   }
+}
+
+/**
+ * Whether an `If-None-Match` field matches `etag` (RFC 9110 §13.1.2): `*`,
+ * or a list of entity tags compared weakly (a `W/` prefix ignored).
+ */
+function noneMatch(field: string | undefined, etag: string): boolean {
+  if (field === undefined) return false;
+  const bare = (tag: string) => (tag.startsWith("W/") ? tag.slice(2) : tag);
+  const ours = bare(etag);
+  for (const part of field.split(",")) {
+    const tag = part.trim();
+    if (tag === "*" || bare(tag) === ours) return true;
+  }
+  return false;
 }

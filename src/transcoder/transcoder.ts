@@ -86,12 +86,23 @@ export function createTranscoder(
   return {
     bindings,
     match(httpMethod, rawPath) {
-      const found = table.match(httpMethod, rawPath);
+      let found = table.match(httpMethod, rawPath);
+      // HEAD where GET is served (RFC 9110 §9.3.2): the GET binding, answered without its body.
+      if (httpMethod === "HEAD" && found.kind === "method-not-allowed") {
+        const get = table.match("GET", rawPath);
+        if (get.kind === "found") found = get;
+      }
       if (found.kind === "found") {
         return { kind: "found", binding: found.binding.value, variables: found.variables };
       }
       if (found.kind === "method-not-allowed") {
-        return { kind: "method-not-allowed", allowed: found.allowed, first: found.first.value };
+        const { allowed } = found;
+        return {
+          kind: "method-not-allowed",
+          allowed:
+            allowed.includes("GET") && !allowed.includes("HEAD") ? [...allowed, "HEAD"] : allowed,
+          first: found.first.value,
+        };
       }
       return found;
     },

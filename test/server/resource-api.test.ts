@@ -181,7 +181,12 @@ describe("the same rules as the legacy paths", () => {
   it("a verb the path does not serve: 405 with Allow", async () => {
     const res = await v1("PUT", `/counteragentGroups/${GROUP}`, {});
     expect(res.status).toBe(405);
-    expect(String(res.headers.allow).split(/,\s*/).sort()).toEqual(["DELETE", "GET", "PATCH"]);
+    expect(String(res.headers.allow).split(/,\s*/).sort()).toEqual([
+      "DELETE",
+      "GET",
+      "HEAD",
+      "PATCH",
+    ]);
   });
 
   it("the legacy path of the same operation still answers as before", async () => {
@@ -192,5 +197,63 @@ describe("the same rules as the legacy paths", () => {
     });
     expect(res.status).toBe(200);
     expect(json(res)).toMatchObject({ CounteragentGroupId: GROUP, Name: "Partners" });
+  });
+});
+
+describe("HTTP semantics of a resource's GET", () => {
+  const path = `/counteragentGroups/${GROUP}`;
+
+  it("ETag and Cache-Control: private, no-cache; If-None-Match with it: 304, no body; after a change: 200 and a new ETag", async () => {
+    const first = await v1("GET", path);
+    expect(first.status).toBe(200);
+    const etag = String(first.headers.etag);
+    expect(etag).toMatch(/^"[\w-]{27}"$/);
+    expect(first.headers["cache-control"]).toBe("private, no-cache");
+    const again = await v1("GET", path, undefined, { "if-none-match": etag });
+    expect(again.status).toBe(304);
+    expect(again.body.length).toBe(0);
+    expect(again.headers.etag).toBe(etag);
+    expect(again.headers["content-length"]).toBeUndefined();
+    // A weak comparison, and a list: either still matches.
+    expect((await v1("GET", path, undefined, { "if-none-match": `"x", W/${etag}` })).status).toBe(
+      304,
+    );
+    expect((await v1("PATCH", path, { Name: "Partners 2" })).status).toBe(200);
+    const changed = await v1("GET", path, undefined, { "if-none-match": etag });
+    expect(changed.status).toBe(200);
+    expect(changed.headers.etag).not.toBe(etag);
+    expect(json(changed).Name).toBe("Partners 2");
+  });
+
+  it("the same answer for another caller's view is another representation: the ETag is of the bytes", async () => {
+    const a = await v1("GET", "/employees/u-admin/subscriptions");
+    const b = await v1("GET", "/counteragentGroups");
+    expect(a.headers.etag).not.toBe(b.headers.etag);
+  });
+
+  it("HEAD where GET is served: the GET's status and headers, no body", async () => {
+    const get = await v1("GET", path);
+    const head = await v1("HEAD", path);
+    expect(head.status).toBe(200);
+    expect(head.body.length).toBe(0);
+    expect(head.headers.etag).toBe(get.headers.etag);
+    expect(head.headers["content-length"]).toBe(String(get.body.length));
+  });
+
+  it("405 lists HEAD beside GET", async () => {
+    const res = await v1("POST", path, {});
+    expect(res.status).toBe(405);
+    expect(String(res.headers.allow).split(/,\s*/).sort()).toEqual([
+      "DELETE",
+      "GET",
+      "HEAD",
+      "PATCH",
+    ]);
+  });
+
+  it("a write answers no ETag (it is not a representation of what a GET returns)", async () => {
+    const res = await v1("PATCH", path, { Name: "Partners 3" });
+    expect(res.status).toBe(200);
+    expect(res.headers.etag).toBeUndefined();
   });
 });
