@@ -43,10 +43,10 @@ const LISTEN_BACKLOG = 4096;
 
 /**
  * Listening sockets on the port: how many connections a turn of the event
- * loop accepts (docs/performance.md, "Listening" measured the first second of
- * a spike with 1, 16 and 128).
+ * loop accepts (docs/decisions.md, "64 listening sockets, one TLS server":
+ * 16 left a 2× spike's new connections seconds in the kernel's queue).
  */
-export const LISTENERS = 16;
+export const LISTENERS = 64;
 
 /** Session ticket keys are replaced this often; a ticket older than that gets a full handshake. */
 const TICKET_KEY_ROTATION_MS = 12 * 60 * 60_000;

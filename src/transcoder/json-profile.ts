@@ -72,6 +72,7 @@ export function createJsonProfile(options: JsonProfileOptions): Profile {
   const profile: Profile = {
     name: "json",
     caseInsensitivePaths: false,
+    headWhereGet: true,
     async decode(binding, variables, query, exchange) {
       try {
         return await decodeRequest(binding, variables, query, exchange, registry);

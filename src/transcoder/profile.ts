@@ -18,6 +18,8 @@ export interface Profile {
   readonly caseInsensitivePaths: boolean;
   /** A path with a trailing "/" does not match (google.api.http ignores one). */
   readonly exactTrailingSlash?: boolean;
+  /** HEAD is served where GET is, and listed in a 405's Allow beside it (RFC 9110 §9.3.2). */
+  readonly headWhereGet?: boolean;
   /** How its bindings are described in the OpenAPI document, where that differs from this profile's (openapi.ts). */
   readonly openApi?: OpenApiStyle;
   /** Refuses, at start-up, a binding this profile cannot serve (throws with the reason). */

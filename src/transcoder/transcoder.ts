@@ -87,21 +87,26 @@ export function createTranscoder(
     bindings,
     match(httpMethod, rawPath) {
       let found = table.match(httpMethod, rawPath);
-      // HEAD where GET is served (RFC 9110 §9.3.2): the GET binding, answered without its body.
+      // HEAD where GET is served (RFC 9110 §9.3.2), for a profile that says so: the GET
+      // binding, answered without its body.
       if (httpMethod === "HEAD" && found.kind === "method-not-allowed") {
         const get = table.match("GET", rawPath);
-        if (get.kind === "found") found = get;
+        if (get.kind === "found" && get.binding.value.profile.headWhereGet) found = get;
       }
       if (found.kind === "found") {
         return { kind: "found", binding: found.binding.value, variables: found.variables };
       }
       if (found.kind === "method-not-allowed") {
         const { allowed } = found;
+        const first = found.first.value;
+        const head =
+          first.profile.headWhereGet === true &&
+          allowed.includes("GET") &&
+          !allowed.includes("HEAD");
         return {
           kind: "method-not-allowed",
-          allowed:
-            allowed.includes("GET") && !allowed.includes("HEAD") ? [...allowed, "HEAD"] : allowed,
-          first: found.first.value,
+          allowed: head ? [...allowed, "HEAD"] : allowed,
+          first,
         };
       }
       return found;

@@ -110,7 +110,12 @@ export const TEST_CACHE = { ttlMs: 5_000, maxEntries: 10_000 };
  * be the machine's noise, not the rule under test. The admission tests
  * (test/server/overload.test.ts) set their own.
  */
-export const TEST_ADMISSION: AdmissionConfig = { ...DEFAULT_ADMISSION, queueTargetMs: 10_000 };
+export const TEST_ADMISSION: AdmissionConfig = {
+  ...DEFAULT_ADMISSION,
+  queueTargetMs: 10_000,
+  // The target is also bounded by the SLO less the service time: 10 s of room too.
+  sloMs: 20_000,
+};
 
 /**
  * The failure budget of test servers: on, as in production, but wide enough

@@ -182,7 +182,8 @@ describe("path templates", () => {
   it("a path bound with other methods: 405 with Allow, as google.rpc.Status", async () => {
     const r = await call("DELETE", "/v1/shelves/s/books/b");
     expect(r.status).toBe(405);
-    expect(r.headers.get("allow")?.split(", ").sort()).toEqual(["GET", "PATCH", "PURGE"]);
+    // HEAD beside GET: the JSON profile serves it wherever GET is (RFC 9110 §9.3.2).
+    expect(r.headers.get("allow")?.split(", ").sort()).toEqual(["GET", "HEAD", "PATCH", "PURGE"]);
     expect(r.json).toMatchObject({ error: { code: 405, status: "UNIMPLEMENTED" } });
   });
 
