@@ -272,6 +272,11 @@ async function decodeRequest(
         throw new ConnectError(`the body must be JSON, not ${contentType}`, Code.InvalidArgument);
       }
       const json = parseJson(bytes);
+      if (json === null && binding.bodyField?.fieldKind === "message") {
+        // As for a body of the whole request: a message is an object. (Inside one, proto3
+        // JSON's null still means "not set".)
+        throw new ConnectError("the body must be a JSON object, not null", Code.InvalidArgument);
+      }
       if (binding.bodyField) {
         const holder = fromJsonOrThrow(schema, { [binding.bodyField.jsonName]: json }, registry);
         reflect(schema, message).set(

@@ -224,6 +224,8 @@ def _invalid_input(case, request) -> str | None:
         # The server matches parameter names case-insensitively.
         by_name.setdefault(name.lower(), []).extend(values)
     for parameter in operation.get("parameters", []):
+        if parameter.get("in") != "query":
+            continue  # a path variable is never absent; its value is the route's to judge
         name, schema = parameter["name"], parameter.get("schema", {})
         values = by_name.get(name.lower(), [])
         if len(values) > 1:
@@ -238,6 +240,16 @@ def _invalid_input(case, request) -> str | None:
                 return f"query parameter {name}={text!r} is not a valid integer here"
         elif not _validator(raw, f"{case.operation.path} {name}", schema).is_valid(text):
             return f"query parameter {name}={text!r} does not match its schema"
+    # A deprecated alias ("Another name for documentId, …; given with documentId, the two must
+    # agree"): both given, not empty, and different is a 400 by the words of the document.
+    for parameter in operation.get("parameters", []):
+        alias = re.match(r"Another name for (\w+)", str(parameter.get("description", "")))
+        if not alias:
+            continue
+        own = [v for v in by_name.get(alias.group(1).lower(), []) if v != ""]
+        other = [v for v in by_name.get(parameter["name"].lower(), []) if v != ""]
+        if own and other and own[0] != other[0]:
+            return f"{alias.group(1)} and its alias {parameter['name']} differ"
     content_type = request.headers.get("Content-Type", "")
     json_body = operation.get("requestBody", {}).get("content", {}).get("application/json")
     if json_body and re.match(r"application/json\s*(;|$)", content_type, re.I):
@@ -247,7 +259,10 @@ def _invalid_input(case, request) -> str | None:
         except ValueError:
             return "the body is not JSON"
         key = f"{case.operation.path} body"
-        written = _as_written(value, _string_booleans(raw))
+        # The legacy booleans' words hold on the legacy paths; the resource API (errors as
+        # google.rpc.Status: a "default" answer) is proto3 JSON, booleans as booleans.
+        legacy = "default" not in operation.get("responses", {})
+        written = _as_written(value, _string_booleans(raw)) if legacy else value
         if not _validator(raw, key, json_body["schema"]).is_valid(written):
             return "the JSON body does not match its schema"
         if _departments_disagree(written):

@@ -178,6 +178,21 @@ describe("the same rules as the legacy paths", () => {
     expect(m?.isDeleted ?? false).toBe(false);
   });
 
+  it("a body of JSON null where a message is expected: 400, nothing changes", async () => {
+    const res = await legacy(h, {
+      method: "PATCH",
+      path: `/v1/boxes/${BOX}/counteragentGroups/${GROUP}`,
+      headers: { authorization: AUTH, "content-type": "application/json" },
+      body: "null",
+    });
+    expect(res.status).toBe(400);
+    expect(json(res).error.message).toBe("the body must be a JSON object, not null");
+    const stored = await h.db
+      .collection("counteragentGroups")
+      .findOne({ counteragentGroupId: GROUP });
+    expect(stored?.name).toBe("Partners");
+  });
+
   it("a verb the path does not serve: 405 with Allow", async () => {
     const res = await v1("PUT", `/counteragentGroups/${GROUP}`, {});
     expect(res.status).toBe(405);
