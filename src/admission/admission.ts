@@ -104,7 +104,7 @@ export class Waiter {
     readonly route: string,
     readonly arrivedAt: number,
     readonly expiresAt: number,
-    /** Whether the expiry is the call's deadline (then a refusal says so). */
+    /** Whether the expiry is the client's own deadline (then a refusal says so; else it is over capacity). */
     readonly deadlineFirst: boolean,
   ) {}
 }
@@ -263,12 +263,22 @@ export class Admission {
     const now = this.now();
     const queue = this.queueOf(this.settings.fairShares ? client : "_all", now);
     if (this.free) return this.admit(queue, route, now);
-    const due = Math.min(deadlineAt ?? Number.POSITIVE_INFINITY, now + this.callDeadlineMs);
+    const serviceDue = now + this.callDeadlineMs;
+    const due = Math.min(deadlineAt ?? Number.POSITIVE_INFINITY, serviceDue);
+    // Whose deadline binds: the client's own (a deadline it cannot meet: deadline_exceeded),
+    // or the service's (more calls than it serves in that time: over capacity, 503 and
+    // Retry-After, as any refusal of load; a legacy caller has no deadline of its own).
+    const clientsDeadline = due < serviceDue;
     this.watchGrowth(queue, now);
     const wait = this.predictWait(queue, now);
     const cost90 = 1.5 * this.costOf(route);
-    if (now + wait + cost90 + this.loopDelayMs > due)
-      return this.refuse(queue, client, Refusal.Deadline);
+    if (now + wait + cost90 + this.loopDelayMs > due) {
+      return this.refuse(
+        queue,
+        client,
+        clientsDeadline ? Refusal.Deadline : this.reasonFor(queue, now),
+      );
+    }
     if ((queue.overloaded && wait > this.queueTarget()) || this.queued >= this.maxQueued) {
       return this.refuse(queue, client, this.reasonFor(queue, now));
     }
@@ -282,7 +292,7 @@ export class Admission {
       route,
       now,
       Math.min(deadlineExpiry, overloadedExpiry),
-      deadlineExpiry <= overloadedExpiry,
+      clientsDeadline && deadlineExpiry <= overloadedExpiry,
     );
     if (queue.queued === 0) this.turns.push(queue);
     queue.push(waiter);

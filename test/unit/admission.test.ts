@@ -399,6 +399,35 @@ describe("deadlines: no call waits past its own", () => {
     expect(a.enter("c", "r", t + 5_000)).toBeInstanceOf(Waiter);
   });
 
+  it("a call with no deadline of its own, whose wait passes the service's: over capacity (503), not a deadline (a legacy 500)", () => {
+    const { a, at } = gate({ floor: 1, max: 1, callDeadlineMs: 50 });
+    let t = 0;
+    for (let i = 0; i < 10; i++) {
+      const ticket = a.enter("c", "r") as Ticket;
+      t += 10;
+      at(t);
+      a.leave(ticket);
+    }
+    a.enter("c", "r");
+    for (let i = 0; i < 5; i++) a.enter("c", "r");
+    // Six ahead at 10 ms each: 60 ms, past the service's 50 ms.
+    expect(a.enter("c", "r")).toBe(Refusal.Overloaded);
+    // The same wait with a client's deadline shorter than the service's: its deadline.
+    expect(a.enter("c", "r", t + 40)).toBe(Refusal.Deadline);
+  });
+
+  it("a waiting call with no deadline of its own, when the service's passes: over capacity", () => {
+    const { a, at } = gate({ floor: 1, max: 1, callDeadlineMs: 50 });
+    const first = a.enter("c", "r") as Ticket;
+    let outcome: unknown;
+    (a.enter("c", "r") as Waiter).settle = (o) => {
+      outcome = o;
+    };
+    at(100);
+    a.leave(first);
+    expect(outcome).toBe(Refusal.Overloaded);
+  });
+
   it("a waiting call whose deadline passes before a slot frees is refused then, as a deadline", () => {
     const { a, at } = gate({ floor: 1, max: 1 });
     const first = a.enter("c", "r") as Ticket;
