@@ -279,7 +279,10 @@ export class Admission {
         clientsDeadline ? Refusal.Deadline : this.reasonFor(queue, now),
       );
     }
-    if ((queue.overloaded && wait > this.queueTarget()) || this.queued >= this.maxQueued) {
+    if (queue.overloaded && wait > this.queueTarget()) {
+      return this.refuse(queue, client, this.reasonFor(queue, now));
+    }
+    if (this.queued >= this.maxQueued && !this.makeRoom(queue, now)) {
       return this.refuse(queue, client, this.reasonFor(queue, now));
     }
     const overloadedExpiry = queue.overloaded
@@ -390,6 +393,23 @@ export class Admission {
       queue.overloaded = false;
       queue.streak = 0;
     }
+  }
+
+  /**
+   * The queue is full (maxQueued, all clients together): room for a call of
+   * `queue` is made by refusing the newest call of the client with the most
+   * waiting, when that is another client with more than this one, so that a
+   * flood that fills the queue never refuses a quiet client. False: no room.
+   */
+  private makeRoom(queue: ClientQueue, now: number): boolean {
+    let longest: ClientQueue | undefined;
+    for (const q of this.turns) if (!longest || q.queued > longest.queued) longest = q;
+    if (!longest || longest === queue || longest.queued <= queue.queued + 1) return false;
+    const removed = longest.trim(longest.queued - 1);
+    this.queued -= removed.length;
+    // Another client wants service and this one holds more of the queue: over its share.
+    for (const w of removed) this.expire(w, now, Refusal.ClientShare);
+    return true;
   }
 
   /** An overloaded client's calls beyond what it is served within the target are refused now. */

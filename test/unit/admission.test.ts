@@ -222,6 +222,23 @@ describe("calls run while fewer than the limit run; beyond it they wait their tu
     expect(a.enter("c", "r")).toBe(Refusal.Overloaded);
     expect(refused).toEqual([[Refusal.Overloaded, "c"]]);
   });
+
+  it("a full queue makes room for a quieter client: the flood's newest call is refused, not the quiet one's", () => {
+    const { a, refused } = gate({ floor: 1, max: 1, maxQueued: 3 });
+    a.enter("flood", "r");
+    const waiting = [a.enter("flood", "r"), a.enter("flood", "r"), a.enter("flood", "r")];
+    let newest: unknown;
+    (waiting[2] as Waiter).settle = (o) => {
+      newest = o;
+    };
+    const quiet = a.enter("quiet", "r");
+    expect(quiet).toBeInstanceOf(Waiter);
+    expect(newest).toBe(Refusal.ClientShare);
+    expect(refused).toEqual([[Refusal.ClientShare, "flood"]]);
+    expect(a.queued).toBe(3);
+    // The flood itself, at the full queue, is refused as before.
+    expect(a.enter("flood", "r")).not.toBeInstanceOf(Waiter);
+  });
 });
 
 /**
