@@ -261,6 +261,8 @@ export class Admission {
    */
   enter(client: string, route: string, deadlineAt?: number): Ticket | Refusal | Waiter {
     const now = this.now();
+    // Slots that came free without a call leaving (the limit rose) go to the waiting first.
+    if (this.queued > 0 && this.running < this.limiter.limit) this.serveWaiting(now);
     const queue = this.queueOf(this.settings.fairShares ? client : "_all", now);
     if (this.free) return this.admit(queue, route, now);
     const serviceDue = now + this.callDeadlineMs;

@@ -20,6 +20,7 @@ import {
 } from "../admission/admission";
 import { ClientDirectory } from "../admission/clients";
 import { callWorkKey } from "../call/context";
+import { DEFAULT_TIMEOUTS } from "../config";
 import { clientOverShare, overloaded } from "../domain/errors";
 import type { Logger } from "../log";
 import { callerKey } from "../rpc/context";
@@ -145,8 +146,20 @@ export function createAdmissionGate(
     // its room until its work ends.
     const done = () => {
       const work = front.values?.get(callWorkKey);
-      if (work) void work.then(() => release(front, res, ticket, authorization));
-      else release(front, res, ticket, authorization);
+      if (!work) {
+        release(front, res, ticket, authorization);
+        return;
+      }
+      void work.then(() => release(front, res, ticket, authorization));
+      // Work that outlives its call's deadline by a second (a promise that never settles:
+      // a body whose client vanished, a driver that never answers) gives its room back
+      // anyway: a slot lost forever would shrink the instance call by call.
+      const bound = setTimeout(
+        () => release(front, res, ticket, authorization),
+        (callDeadlineMs ?? DEFAULT_TIMEOUTS.callDeadlineMs) + WORK_GRACE_MS,
+      );
+      bound.unref();
+      void work.then(() => clearTimeout(bound));
     };
     front.finally = done;
     let served: Promise<void> | void;
@@ -276,6 +289,9 @@ function outcomeOf(front: FrontRequest, res: NodeResponse): Outcome {
   if (code === Code.DeadlineExceeded) return Outcome.Overran;
   return Outcome.Ignore;
 }
+
+/** The longest a call's work holds its room past the call's deadline. */
+const WORK_GRACE_MS = 1_000;
 
 /** Refusals are counted in warn lines, not one line each: at once, while they last, when they end. */
 const SUMMARY_MS = 10_000;

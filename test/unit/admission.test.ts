@@ -223,6 +223,22 @@ describe("calls run while fewer than the limit run; beyond it they wait their tu
     expect(refused).toEqual([[Refusal.Overloaded, "c"]]);
   });
 
+  it("slots that came free without a call leaving (the limit rose) go to the waiting before a newcomer", () => {
+    const { a } = gate({ floor: 1, max: 4 });
+    a.enter("c", "r") as Ticket;
+    let waited: unknown;
+    (a.enter("c", "r") as Waiter).settle = (o) => {
+      waited = o;
+    };
+    a.limiter.limit = 2;
+    // Before: the waiting call stayed behind a free slot until some call left, and the
+    // newcomer queued behind it: a closed loop at the limit could starve that way.
+    const newcomer = a.enter("c", "r");
+    expect(waited).toBeInstanceOf(Ticket);
+    expect(newcomer).toBeInstanceOf(Waiter);
+    expect(a.running).toBe(2);
+  });
+
   it("a full queue makes room for a quieter client: the flood's newest call is refused, not the quiet one's", () => {
     const { a, refused } = gate({ floor: 1, max: 1, maxQueued: 3 });
     a.enter("flood", "r");
