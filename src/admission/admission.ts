@@ -30,6 +30,12 @@ export interface AdmissionSettings extends LimitSettings {
   readonly callDeadlineMs?: number;
   /** At most this many calls wait, all clients together (default 4,096: memory). */
   readonly maxQueued?: number;
+  /**
+   * The longest a call holds its slot, ms (default: the call deadline and a
+   * second): a call whose work never ends (a promise that never settles) gives
+   * its slot back then, so that a lost slot cannot shrink the instance.
+   */
+  readonly holdMs?: number;
 }
 
 /** Admission's settings as the configuration gives them (docs/configuration.md, "Overload"). */
@@ -125,6 +131,8 @@ class ClientQueue {
   queuedAtMark = 0;
   /** For how long, ms, its queue has grown without a pause. */
   streak = 0;
+  /** Its calls refused since the mark because the queue was full: growth the queue had no room for. */
+  overflow = 0;
   constructor(
     readonly label: string,
     now: number,
@@ -174,13 +182,22 @@ class ClientQueue {
 
 export type { ClientQueue };
 
-/** The growth test: intervals of I ms, K of them growing in a row. */
+/**
+ * The growth test: intervals of at least I ms, growing in a row for G ms. G
+ * is longer than a closed loop's ramp: 256 connections opening at once were
+ * all waiting within 250 ms on this 2-core VM (a G of 100 or 250 ms refused
+ * some of their calls, and every refused call came back at once; 300 ms and
+ * more refused none), and short enough that a spike's first admitted calls
+ * wait well under issue 41's 500 ms (docs/decisions.md, "Admission").
+ */
 const GROWTH_INTERVAL_MS = 25;
-const GROWTH_INTERVALS = 4;
+const GROWTH_MS = 300;
 /** A client stays overloaded at most this long before it must show growth again (a probe). */
 const OVERLOADED_PROBE_MS = 2_000;
 /** At most this many calls wait by default, all clients together (memory). */
 const MAX_QUEUED = 4_096;
+/** How long past the call deadline a call may hold its slot, by default. */
+const HOLD_GRACE_MS = 1_000;
 /** The queue's expiry timer, while calls wait. */
 const EXPIRY_CHECK_MS = 10;
 /** A route's cost before any of its calls finished, ms. */
@@ -206,6 +223,10 @@ export class Admission {
   private loopWatched = false;
   private readonly callDeadlineMs: number;
   private readonly maxQueued: number;
+  private readonly holdMs: number;
+  /** Admitted calls in the order they started (some already left): the oldest is checked against holdMs. */
+  private tickets: Ticket[] = [];
+  private ticketsHead = 0;
 
   constructor(
     private readonly settings: AdmissionSettings,
@@ -214,6 +235,7 @@ export class Admission {
   ) {
     this.callDeadlineMs = settings.callDeadlineMs ?? 10_000;
     this.maxQueued = settings.maxQueued ?? MAX_QUEUED;
+    this.holdMs = settings.holdMs ?? this.callDeadlineMs + HOLD_GRACE_MS;
     this.limiter = new GradientLimit(settings, () => this.best.perSecond(this.now()));
   }
 
@@ -261,6 +283,7 @@ export class Admission {
    */
   enter(client: string, route: string, deadlineAt?: number): Ticket | Refusal | Waiter {
     const now = this.now();
+    this.reclaim(now);
     // Slots that came free without a call leaving (the limit rose) go to the waiting first.
     if (this.queued > 0 && this.running < this.limiter.limit) this.serveWaiting(now);
     const queue = this.queueOf(this.settings.fairShares ? client : "_all", now);
@@ -285,6 +308,8 @@ export class Admission {
       return this.refuse(queue, client, this.reasonFor(queue, now));
     }
     if (this.queued >= this.maxQueued && !this.makeRoom(queue, now)) {
+      // Refused for want of room, it still shows arrivals outpacing service (the growth test).
+      queue.overflow++;
       return this.refuse(queue, client, this.reasonFor(queue, now));
     }
     const overloadedExpiry = queue.overloaded
@@ -306,8 +331,13 @@ export class Admission {
     return waiter;
   }
 
-  /** The call of `ticket` is over (its work ended); `outcome` says whether its time says anything. */
+  /**
+   * The call of `ticket` is over (its work ended); `outcome` says whether its
+   * time says anything. Once only: a ticket already given back (`left`) is ignored.
+   */
   leave(ticket: Ticket, outcome: Outcome = Outcome.Work): void {
+    if (ticket.left) return;
+    ticket.left = true;
     const now = this.now();
     const { client } = ticket;
     this.running--;
@@ -358,7 +388,7 @@ export class Admission {
   }
 
   /**
-   * Whether the client's queue grows steadily (for K×I ms of intervals of at
+   * Whether the client's queue grows steadily (for G ms of intervals of at
    * least I in a row, each by more than a twentieth of what it is served in
    * it): a flood, which refusing helps; a closed loop's queue stops growing
    * once its clients all wait. Growth is counted in time, not in intervals:
@@ -374,16 +404,15 @@ export class Admission {
       (this.completions.perMs(now) ?? 0) / Math.max(1, this.turns.length),
     );
     const elapsed = now - queue.markAt;
-    const grew = queue.queued - queue.queuedAtMark > Math.max(1, 0.05 * rate * elapsed);
+    const growth = queue.queued + queue.overflow - queue.queuedAtMark;
+    const grew = growth > Math.max(1, 0.05 * rate * elapsed);
     queue.streak = grew ? queue.streak + elapsed : 0;
     queue.markAt = now;
     queue.queuedAtMark = queue.queued;
+    queue.overflow = 0;
     const target = this.queueTarget();
     if (!queue.overloaded) {
-      if (
-        queue.streak >= GROWTH_INTERVALS * GROWTH_INTERVAL_MS &&
-        this.predictWait(queue, now) > target
-      ) {
+      if (queue.streak >= GROWTH_MS && this.predictWait(queue, now) > target) {
         queue.overloaded = true;
         queue.overloadedAt = now;
         this.trimTail(queue, now, target);
@@ -464,7 +493,36 @@ export class Admission {
     this.completions.advance(now, true);
     this.running++;
     queue.running++;
-    return new Ticket(queue, route, now, this.running);
+    const ticket = new Ticket(queue, route, now, this.running);
+    this.tickets.push(ticket);
+    return ticket;
+  }
+
+  /**
+   * Calls that held their slot past holdMs give it back (their work never
+   * ended). Checked when a call arrives and while calls wait, never on a
+   * timer of each call's own: the oldest ticket first, the ones that left
+   * dropped on the way, so each ticket is looked at about once.
+   */
+  private reclaim(now: number): void {
+    const tickets = this.tickets;
+    let head = this.ticketsHead;
+    while (head < tickets.length) {
+      const oldest = tickets[head] as Ticket;
+      if (!oldest.left) {
+        if (now - oldest.startedAt < this.holdMs) break;
+        this.leave(oldest, Outcome.Ignore);
+      }
+      tickets[head] = undefined as unknown as Ticket;
+      head++;
+    }
+    if (head === tickets.length) {
+      this.tickets = [];
+      this.ticketsHead = 0;
+    } else if (head > 1024 && head * 2 > tickets.length) {
+      this.tickets = tickets.slice(head);
+      this.ticketsHead = 0;
+    } else this.ticketsHead = head;
   }
 
   private refuse(queue: ClientQueue, label: string, reason: Refusal): Refusal {
@@ -484,6 +542,10 @@ export class Admission {
    * every client gets an equal share of the service.
    */
   private serveWaiting(now: number): void {
+    if (this.queued === 0) {
+      if (this.expiry !== undefined || this.loopWatched) this.armExpiry();
+      return;
+    }
     let quantum = 0;
     for (const { ms } of this.costs.values()) if (ms > quantum) quantum = ms;
     quantum = Math.max(quantum, DEFAULT_COST_MS);
@@ -546,7 +608,9 @@ export class Admission {
     }
     this.expiry ??= setTimeout(() => {
       this.expiry = undefined;
-      this.expireWaiting(this.now());
+      const now = this.now();
+      this.reclaim(now);
+      this.expireWaiting(now);
       this.armExpiry();
     }, EXPIRY_CHECK_MS);
     this.expiry.unref?.();

@@ -20,7 +20,6 @@ import {
 } from "../admission/admission";
 import { ClientDirectory } from "../admission/clients";
 import { callWorkKey } from "../call/context";
-import { DEFAULT_TIMEOUTS } from "../config";
 import { clientOverShare, overloaded } from "../domain/errors";
 import type { Logger } from "../log";
 import { callerKey } from "../rpc/context";
@@ -123,8 +122,7 @@ export function createAdmissionGate(
     ticket: Ticket,
     authorization: string | undefined,
   ) => {
-    if (ticket.left) return;
-    ticket.left = true;
+    if (ticket.left) return; // given back already: admission reclaimed a slot held too long
     admission.leave(ticket, outcomeOf(front, res));
     // What the call proved of its client, for the next call with the same credentials.
     const caller = front.values?.get(callerKey);
@@ -143,23 +141,12 @@ export function createAdmissionGate(
     // The room is given back once the call's work has ended and its answer is handed to
     // Node, not when the client has read it: a client that never reads (an HTTP/2 window
     // left at 0) must not hold room (docs/security.md). A call whose client left keeps
-    // its room until its work ends.
+    // its room until its work ends. Work that outlives its call's deadline by a second (a
+    // promise that never settles) loses its room to admission's own check (holdMs).
     const done = () => {
       const work = front.values?.get(callWorkKey);
-      if (!work) {
-        release(front, res, ticket, authorization);
-        return;
-      }
-      void work.then(() => release(front, res, ticket, authorization));
-      // Work that outlives its call's deadline by a second (a promise that never settles:
-      // a body whose client vanished, a driver that never answers) gives its room back
-      // anyway: a slot lost forever would shrink the instance call by call.
-      const bound = setTimeout(
-        () => release(front, res, ticket, authorization),
-        (callDeadlineMs ?? DEFAULT_TIMEOUTS.callDeadlineMs) + WORK_GRACE_MS,
-      );
-      bound.unref();
-      void work.then(() => clearTimeout(bound));
+      if (!work) release(front, res, ticket, authorization);
+      else void work.then(() => release(front, res, ticket, authorization));
     };
     front.finally = done;
     let served: Promise<void> | void;
@@ -211,10 +198,8 @@ export function createAdmissionGate(
       const entered = decided.get(req);
       if (!entered) return;
       decided.delete(req);
-      if (entered instanceof Ticket) {
-        entered.left = true;
-        admission.leave(entered, Outcome.Ignore);
-      } else admission.cancel(entered);
+      if (entered instanceof Ticket) admission.leave(entered, Outcome.Ignore);
+      else admission.cancel(entered);
     },
     pass(front, req, res, route) {
       let entered: Ticket | Waiter | Refusal | undefined = decided.get(req);
@@ -289,9 +274,6 @@ function outcomeOf(front: FrontRequest, res: NodeResponse): Outcome {
   if (code === Code.DeadlineExceeded) return Outcome.Overran;
   return Outcome.Ignore;
 }
-
-/** The longest a call's work holds its room past the call's deadline. */
-const WORK_GRACE_MS = 1_000;
 
 /** Refusals are counted in warn lines, not one line each: at once, while they last, when they end. */
 const SUMMARY_MS = 10_000;
