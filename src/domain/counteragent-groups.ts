@@ -19,11 +19,17 @@
  *   second read sees the Delete's mark: the mark comes before the move and
  *   the write before the second read.
  */
-import { randomUUID } from "node:crypto";
+import { createHash, randomUUID } from "node:crypto";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { BoxAccessDeps } from "./box-access";
 import { openBox } from "./box-access";
-import { conflict, invalidArgument, notFound, permissionDenied } from "./errors";
+import {
+  conflict,
+  invalidArgument,
+  notFound,
+  permissionDenied,
+  preconditionFailed,
+} from "./errors";
 import {
   type Box,
   type Caller,
@@ -62,7 +68,17 @@ export interface GroupView {
   readonly name: string;
   /** undefined: any department (the answer then has no Departments at all). */
   readonly departmentIds: readonly string[] | undefined;
+  /** Its entity tag (quoted, RFC 9110 §8.8.3): the same while the group is the same (groupEtag). */
+  readonly etag: string;
 }
+
+/**
+ * What a write of a group requires of the group as it stands (If-Match,
+ * RFC 9110 §13.1.1; AIP-154): any group (`*`), or one whose entity tag is
+ * one of `etags`, compared strongly (a weak tag never matches). Absent: no
+ * condition.
+ */
+export type GroupPrecondition = { readonly any: true } | { readonly etags: readonly string[] };
 
 export interface GroupRef {
   readonly boxId: string;
@@ -167,7 +183,10 @@ export async function createCounteragentGroup(
 export async function updateCounteragentGroup(
   deps: CounteragentGroupDeps,
   caller: Caller,
-  request: GroupRef & { readonly changes?: GroupChanges | undefined },
+  request: GroupRef & {
+    readonly changes?: GroupChanges | undefined;
+    readonly ifMatch?: GroupPrecondition | undefined;
+  },
 ): Promise<GroupView> {
   const ref = checkStoredGroupRef(request, "changed");
   const changes = request.changes ?? {};
@@ -192,27 +211,93 @@ export async function updateCounteragentGroup(
   }
   const { box } = await authorize(deps, caller, ref.boxId);
   requireDepartmentsOf(box, departmentIds ?? []);
+  // With If-Match, the write happens only to the group as the caller saw it: one
+  // conditional update on the fields its entity tag stands for.
+  const expected = await expectedGroup(deps, ref, request.ifMatch);
   if (name !== undefined || departmentIds !== undefined) {
-    const changed = await deps.counteragentGroups.updateGroup(ref.boxId, ref.counteragentGroupId, {
-      // Stryker disable next-line ConditionalExpression: the store sets only the fields that hold a value
-      ...(name === undefined ? {} : { name }),
-      // Stryker disable next-line ConditionalExpression: the same
-      ...(departmentIds === undefined ? {} : { departmentIds }),
-    });
-    // Stryker disable next-line ConditionalExpression: a group gone by now is refused the same way by findLiveGroup below
-    if (!changed) throw groupNotFound(ref.counteragentGroupId);
+    const changed = await deps.counteragentGroups.updateGroup(
+      ref.boxId,
+      ref.counteragentGroupId,
+      {
+        // Stryker disable next-line ConditionalExpression: the store sets only the fields that hold a value
+        ...(name === undefined ? {} : { name }),
+        // Stryker disable next-line ConditionalExpression: the same
+        ...(departmentIds === undefined ? {} : { departmentIds }),
+      },
+      expected,
+    );
+    if (!changed) {
+      // Gone (404), or changed since it was read (412: the caller's tag is stale).
+      const now = await findLiveGroup(deps, ref);
+      if (expected) throw staleEtag(now);
+      // Stryker disable next-line all: not reached; the group was found live just now
+      throw groupNotFound(ref.counteragentGroupId);
+    }
   }
   return viewOf(await findLiveGroup(deps, ref));
 }
+
+/**
+ * The group's entity tag: a hash of what the API shows of it (id, name,
+ * departments), so equal for equal groups and different after any change
+ * the API can see. Strong: the bytes of every representation follow from
+ * these fields.
+ */
+export function groupEtag(group: {
+  readonly counteragentGroupId: string;
+  readonly name: string;
+  readonly departmentIds: readonly string[] | undefined;
+}): string {
+  const shown = JSON.stringify([
+    group.counteragentGroupId,
+    group.name,
+    group.departmentIds ?? null,
+  ]);
+  return `"${createHash("sha256").update(shown).digest("base64url").slice(0, 27)}"`;
+}
+
+/**
+ * The live group as the precondition requires it (for the conditional write),
+ * or undefined when there is no precondition. 404 when there is no such group;
+ * 412 when its tag is none of the caller's.
+ */
+async function expectedGroup(
+  deps: CounteragentGroupDeps,
+  ref: GroupRef,
+  ifMatch: GroupPrecondition | undefined,
+): Promise<CounteragentGroup | undefined> {
+  if (!ifMatch) return undefined;
+  const group = await findLiveGroup(deps, ref);
+  if ("etags" in ifMatch && !ifMatch.etags.includes(groupEtag(group))) throw staleEtag(group);
+  return group;
+}
+
+const staleEtag = (group: CounteragentGroup) =>
+  preconditionFailed(
+    `the counteragent group changed: its entity tag is now ${groupEtag(group)}`,
+    "CounteragentGroup.EtagMismatch",
+  );
 
 /** Moves every member to the default group, then removes the group (see the top of this file). */
 export async function deleteCounteragentGroup(
   deps: CounteragentGroupDeps,
   caller: Caller,
-  request: GroupRef,
+  request: GroupRef & { readonly ifMatch?: GroupPrecondition | undefined },
 ): Promise<void> {
-  const { boxId, counteragentGroupId } = checkStoredGroupRef(request, "deleted");
+  const ref = checkStoredGroupRef(request, "deleted");
+  const { boxId, counteragentGroupId } = ref;
   await authorize(deps, caller, boxId);
+  if (request.ifMatch) {
+    // Only the group as the caller saw it is deleted: the mark is conditional on it.
+    const expected = (await expectedGroup(deps, ref, request.ifMatch)) as CounteragentGroup;
+    const marked = await deps.counteragentGroups.markDeleting(
+      boxId,
+      counteragentGroupId,
+      deps.now(),
+      expected,
+    );
+    if (!marked) throw staleEtag(await findLiveGroup(deps, ref));
+  }
   const group = await deps.counteragentGroups.findGroup(boxId, counteragentGroupId);
   if (!group) {
     throw groupNotFound(counteragentGroupId);
@@ -236,13 +321,7 @@ export async function getCounteragentGroup(
     counteragentGroupId: requireId("counteragentGroupId", request.counteragentGroupId),
   };
   await authorize(deps, caller, ref.boxId);
-  if (ref.counteragentGroupId === DEFAULT_GROUP_ID) {
-    return {
-      counteragentGroupId: DEFAULT_GROUP_ID,
-      name: DEFAULT_GROUP_NAME,
-      departmentIds: undefined,
-    };
-  }
+  if (ref.counteragentGroupId === DEFAULT_GROUP_ID) return DEFAULT_GROUP_VIEW;
   return viewOf(await findLiveGroup(deps, ref));
 }
 
@@ -399,10 +478,21 @@ const groupNotFound = (counteragentGroupId: string) =>
     "CounteragentGroup.NotFound",
   );
 
+const DEFAULT_GROUP_SHOWN = {
+  counteragentGroupId: DEFAULT_GROUP_ID,
+  name: DEFAULT_GROUP_NAME,
+  departmentIds: undefined,
+};
+const DEFAULT_GROUP_VIEW: GroupView = {
+  ...DEFAULT_GROUP_SHOWN,
+  etag: groupEtag(DEFAULT_GROUP_SHOWN),
+};
+
 function viewOf(group: CounteragentGroup): GroupView {
   return {
     counteragentGroupId: group.counteragentGroupId,
     name: group.name,
     departmentIds: group.departmentIds,
+    etag: groupEtag(group),
   };
 }

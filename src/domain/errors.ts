@@ -19,6 +19,8 @@ export const ErrorKind = {
   ClientOverShare: "ClientOverShare",
   /** Too many failed authentications from this address or with this API key (docs/api.md §5). */
   TooManyFailures: "TooManyFailures",
+  /** The caller's precondition (If-Match) does not hold: the resource changed since it was read. */
+  PreconditionFailed: "PreconditionFailed",
 } as const;
 export type ErrorKind = (typeof ErrorKind)[keyof typeof ErrorKind];
 
@@ -68,6 +70,9 @@ export const duplicateGroupName = (name: string) =>
     `the box already has a counteragent group named "${name}"`,
     "CounteragentGroup.DuplicateName",
   );
+/** The resource is not as the caller's If-Match requires (docs/api.md §3.1): nothing changed. */
+export const preconditionFailed = (message: string, errorCode: string) =>
+  new DomainError(ErrorKind.PreconditionFailed, errorCode, message);
 export const unsupportedMediaType = (message: string) =>
   new DomainError(ErrorKind.UnsupportedMediaType, "Http.UnsupportedMediaType", message);
 /** Raised by the storage boundary; `cause` keeps the driver error for the log only. */

@@ -108,6 +108,12 @@ export interface CounteragentMembershipStore {
   moveAllMembers(boxId: string, from: string, to: string, joinedGroupAt: Date): Promise<void>;
 }
 
+/** What a conditional write of a group requires it to still have (what its entity tag stands for). */
+export interface GroupState {
+  readonly name: string;
+  readonly departmentIds: readonly string[] | undefined;
+}
+
 /** The counteragent groups of boxes; a group's members are on the counteragents themselves. */
 export interface CounteragentGroupStore {
   /** The stored group, also one being deleted; null when there is none. */
@@ -124,19 +130,27 @@ export interface CounteragentGroupStore {
   /**
    * Sets the given fields of a group that is not being deleted, in one
    * conditional update (`departmentIds: null` makes it any-department).
-   * Returns false when there is no such group. Throws like `insertGroup`
-   * when another group of the box has the new name.
+   * Returns false when there is no such group, or (given `expected`) when
+   * its name or departments are no longer those of `expected`. Throws like
+   * `insertGroup` when another group of the box has the new name.
    */
   updateGroup(
     boxId: string,
     counteragentGroupId: string,
     changes: { readonly name?: string; readonly departmentIds?: readonly string[] | null },
+    expected?: GroupState,
   ): Promise<boolean>;
   /**
    * Marks the group as being deleted (and frees its name), only if it is not
-   * marked yet. Returns false when it was already marked or is gone.
+   * marked yet (and, given `expected`, still has its name and departments).
+   * Returns false when it was already marked, is gone, or changed.
    */
-  markDeleting(boxId: string, counteragentGroupId: string, at: Date): Promise<boolean>;
+  markDeleting(
+    boxId: string,
+    counteragentGroupId: string,
+    at: Date,
+    expected?: GroupState,
+  ): Promise<boolean>;
   /** Removes a group marked as being deleted. */
   removeGroup(boxId: string, counteragentGroupId: string): Promise<void>;
 }

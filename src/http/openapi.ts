@@ -6,6 +6,7 @@
  * can say: its title and words, and its authentication (docs/api.md §5).
  */
 import { protoComments } from "../../gen/proto-comments";
+import { LEGACY_PROFILE_NAME } from "../legacy/profile";
 import { buildOpenApi, type Json } from "../transcoder/openapi";
 import type { Profile } from "../transcoder/profile";
 import type { Binding } from "../transcoder/rules";
@@ -20,6 +21,12 @@ export function serviceOpenApi(bindings: readonly Binding<Profile>[], serverUrl:
     // Either scheme, never both in one request (docs/api.md §5.1).
     security: [{ ServiceAuth: [] }, { Bearer: [] }],
     securitySchemes: SECURITY_SCHEMES,
+    // Two groups a reader (and a generated client's classes) can tell apart: the legacy
+    // paths by their service's name, as before; the resource API beside them.
+    tagOf: (binding) =>
+      binding.profile.name === LEGACY_PROFILE_NAME
+        ? binding.method.parent.name
+        : `${binding.method.parent.name}V1`,
   });
 }
 

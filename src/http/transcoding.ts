@@ -8,7 +8,13 @@
  * runs).
  */
 import { createHash } from "node:crypto";
-import { type DescMethod, getOption, hasOption, type Registry } from "@bufbuild/protobuf";
+import {
+  type DescField,
+  type DescMethod,
+  getOption,
+  hasOption,
+  type Registry,
+} from "@bufbuild/protobuf";
 import { http } from "../../gen/google/api/annotations_pb";
 import { callStream } from "../call/stream";
 import { callUnary } from "../call/unary";
@@ -27,7 +33,7 @@ import type { Binding } from "../transcoder/rules";
 import { createTranscoder, httpBindingKey, type Transcoder } from "../transcoder/transcoder";
 import { readDecodedBody } from "../wire/body";
 import { COMPRESS_MIN_BYTES, compress, negotiateCoding } from "../wire/compression";
-import { CODES } from "../wire/errors";
+import { restStatusOf } from "../wire/errors";
 import { type NodeRequest, type NodeResponse, requestHeaders, writeChunk } from "../wire/http";
 import { addVary } from "../wire/plain";
 
@@ -44,11 +50,12 @@ export function createServiceTranscoder(
 ): Transcoder {
   const jsonProfile = createJsonProfile({
     registry: jsonRegistry,
-    statusOf: (error) => CODES[error.code].connectStatus,
+    statusOf: restStatusOf,
     // Every answer depends on who asks (their rights, their reach): a private cache may
     // keep it, and must revalidate with the ETag before reusing it (docs/api.md §3.1).
     etagOf: (body) => `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`,
     cacheControl: "private, no-cache",
+    created: createsOf(methods),
   });
   const legacyProfile = createLegacyProfile(methods);
   return createTranscoder(methods, {
@@ -57,6 +64,56 @@ export function createServiceTranscoder(
     // Google's Go REST client sends a "/" inside a one-segment variable raw (docs/transcoding.md).
     slashInSingleSegmentVariables: true,
   });
+}
+
+/**
+ * Which standard bindings create a resource (AIP-133), derived from the
+ * rules: a POST to a collection (`…/groups`, no `:verb`) whose method's
+ * answer is the message a GET of `…/groups/{x}` answers with, and which has
+ * a field named as x's is (case and underscores aside: `counteragent_group_id`
+ * and `CounteragentGroupId`). That field names the created resource under
+ * the request's path: a 201 with Location (docs/api.md §3.1).
+ */
+function createsOf(
+  methods: readonly DescMethod[],
+): (binding: Binding<Profile>) => DescField | undefined {
+  const gets = new Map<string, string>();
+  for (const method of methods) {
+    for (const rule of rulesOf(method)) {
+      if (rule.pattern.case !== "get") continue;
+      // `…/collection/{field}`: the last segment a variable of one plain field.
+      const path = rule.pattern.value;
+      const at = path.lastIndexOf("/{");
+      const name = path.slice(at + 2, -1);
+      if (at < 0 || !path.endsWith("}") || name.includes("=") || name.includes(".")) continue;
+      gets.set(`${method.output.typeName} ${path.slice(0, at)}`, name);
+    }
+  }
+  const fold = (name: string) => name.replaceAll("_", "").toLowerCase();
+  const found = new Map<string, DescField | undefined>();
+  return (binding) => {
+    if (binding.httpMethod !== "POST" || binding.responseField) return undefined;
+    const key = `${binding.method.output.typeName} ${binding.template.source}`;
+    if (!found.has(key)) {
+      const name = gets.get(key);
+      found.set(
+        key,
+        name === undefined
+          ? undefined
+          : binding.method.output.fields.find(
+              (f) => f.fieldKind === "scalar" && fold(f.name) === fold(name),
+            ),
+      );
+    }
+    return found.get(key);
+  };
+}
+
+/** A method's google.api.http rule and its additional bindings. */
+function rulesOf(method: DescMethod) {
+  if (!hasOption(method, http)) return [];
+  const rule = getOption(method, http);
+  return [rule, ...rule.additionalBindings];
 }
 
 /** What a transcoded call carries to the pipeline. */
@@ -86,6 +143,12 @@ class HttpExchange implements Exchange {
     private readonly maxBytes: number,
   ) {
     this.httpMethod = req.method ?? "GET";
+  }
+
+  get path(): string {
+    const url = this.req.url ?? "/";
+    const q = url.indexOf("?");
+    return q < 0 ? url : url.slice(0, q);
   }
 
   header(name: string): string | undefined {

@@ -1,6 +1,6 @@
 /** CounteragentService handlers: decode → domain → encode. */
 import { create, isFieldSet } from "@bufbuild/protobuf";
-import type { ServiceImpl } from "@connectrpc/connect";
+import type { HandlerContext, ServiceImpl } from "@connectrpc/connect";
 import {
   AddCounteragentToGroupResponseSchema,
   CounteragentService,
@@ -27,6 +27,7 @@ import {
 } from "../domain/counteragent-groups";
 import { getCounteragentsFromGroup } from "../domain/counteragents";
 import { callerOf, depsOf } from "./context";
+import { ETAG, IF_MATCH, parseIfMatch } from "./preconditions";
 
 export const counteragentService: ServiceImpl<typeof CounteragentService> = {
   async getCounteragentsFromGroup(req, ctx) {
@@ -45,7 +46,7 @@ export const counteragentService: ServiceImpl<typeof CounteragentService> = {
         departments: departmentList(req.group.Departments),
       },
     });
-    return toCounteragentGroup(group);
+    return answerGroup(ctx, group);
   },
   async updateCounteragentGroup(req, ctx) {
     const { changes } = req;
@@ -53,6 +54,7 @@ export const counteragentService: ServiceImpl<typeof CounteragentService> = {
     const group = await updateCounteragentGroup(depsOf(ctx), callerOf(ctx), {
       boxId: req.boxId,
       counteragentGroupId: req.counteragentGroupId,
+      ifMatch: parseIfMatch(ctx.requestHeader.get(IF_MATCH)),
       changes: changes && {
         // proto2 optional: an absent Name keeps the name, an empty one is a bad name.
         name: isFieldSet(changes, CounteragentGroupToUpdateSchema.field.Name)
@@ -64,14 +66,18 @@ export const counteragentService: ServiceImpl<typeof CounteragentService> = {
         },
       },
     });
-    return toCounteragentGroup(group);
+    return answerGroup(ctx, group);
   },
   async deleteCounteragentGroup(req, ctx) {
-    await deleteCounteragentGroup(depsOf(ctx), callerOf(ctx), req);
+    await deleteCounteragentGroup(depsOf(ctx), callerOf(ctx), {
+      boxId: req.boxId,
+      counteragentGroupId: req.counteragentGroupId,
+      ifMatch: parseIfMatch(ctx.requestHeader.get(IF_MATCH)),
+    });
     return create(DeleteCounteragentGroupResponseSchema);
   },
   async getCounteragentGroup(req, ctx) {
-    return toCounteragentGroup(await getCounteragentGroup(depsOf(ctx), callerOf(ctx), req));
+    return answerGroup(ctx, await getCounteragentGroup(depsOf(ctx), callerOf(ctx), req));
   },
   async getCounteragentGroups(req, ctx) {
     const page = await getCounteragentGroups(depsOf(ctx), callerOf(ctx), req);
@@ -87,6 +93,12 @@ export const counteragentService: ServiceImpl<typeof CounteragentService> = {
 };
 
 export { CounteragentService };
+
+/** One group as the answer, its entity tag in the `etag` response header (metadata). */
+function answerGroup(ctx: HandlerContext, group: GroupView): CounteragentGroup {
+  ctx.responseHeader.set(ETAG, group.etag);
+  return toCounteragentGroup(group);
+}
 
 function departmentList(departments: DepartmentsInGroup | undefined): DepartmentList | undefined {
   return departments && { departmentIds: departments.DepartmentIds };

@@ -8,7 +8,7 @@ import { type Db, type Filter, MongoServerError, type UpdateFilter } from "mongo
 import { groupNameKey } from "../domain/counteragent-groups";
 import { duplicateGroupName } from "../domain/errors";
 import type { CounteragentGroup } from "../domain/model";
-import type { CounteragentGroupStore } from "../domain/ports";
+import type { CounteragentGroupStore, GroupState } from "../domain/ports";
 import { Collections, IndexNames } from "./collections";
 
 export interface CounteragentGroupDocument {
@@ -89,7 +89,7 @@ export function createCounteragentGroupStore(db: Db): CounteragentGroupStore {
       };
       await translateDuplicateName(group.name, () => groups.insertOne(doc));
     },
-    async updateGroup(boxId, counteragentGroupId, changes) {
+    async updateGroup(boxId, counteragentGroupId, changes, expected) {
       const update: UpdateFilter<CounteragentGroupDocument> = {};
       const set: Partial<CounteragentGroupDocument> = {};
       if (changes.name !== undefined) {
@@ -102,16 +102,21 @@ export function createCounteragentGroupStore(db: Db): CounteragentGroupStore {
         set.departmentIds = [...changes.departmentIds];
       }
       if (Object.keys(set).length > 0) update.$set = set;
-      const filter: Filter<CounteragentGroupDocument> = { boxId, counteragentGroupId, ...LIVE };
+      const filter: Filter<CounteragentGroupDocument> = {
+        boxId,
+        counteragentGroupId,
+        ...LIVE,
+        ...(expected ? stateFilter(expected) : {}),
+      };
       const result = await translateDuplicateName(changes.name ?? "", () =>
         groups.updateOne(filter, update, { hint: IndexNames.groupKey }),
       );
       // matched, not modified: a change to the values the group already has is still a success.
       return result.matchedCount > 0;
     },
-    async markDeleting(boxId, counteragentGroupId, at) {
+    async markDeleting(boxId, counteragentGroupId, at, expected) {
       const result = await groups.updateOne(
-        { boxId, counteragentGroupId, ...LIVE },
+        { boxId, counteragentGroupId, ...LIVE, ...(expected ? stateFilter(expected) : {}) },
         { $set: { deletingSince: at, nameKey: deletingNameKey(counteragentGroupId) } },
         { hint: IndexNames.groupKey },
       );
@@ -123,6 +128,19 @@ export function createCounteragentGroupStore(db: Db): CounteragentGroupStore {
         { hint: IndexNames.groupKey },
       );
     },
+  };
+}
+
+/**
+ * A group that still has `state`'s name and departments: the name as stored
+ * (case included), the departments as the same list in the same order, or
+ * none at all for any department.
+ */
+function stateFilter(state: GroupState): Filter<CounteragentGroupDocument> {
+  return {
+    name: state.name,
+    departmentIds:
+      state.departmentIds === undefined ? { $exists: false } : { $eq: [...state.departmentIds] },
   };
 }
 

@@ -10,6 +10,8 @@ import type { ConnectError } from "@connectrpc/connect";
 
 export interface Exchange {
   readonly httpMethod: string;
+  /** The request's path, as sent (no query): a created resource's Location is under it. */
+  readonly path?: string;
   /** Request headers, names in lower case. */
   header(name: string): string | undefined;
   /** Every request header, for the call's context. */
@@ -55,9 +57,13 @@ export type PendingInput = () => Promise<Message | DecodeFailure>;
 export type CallInput = Message | DecodeFailure | PendingInput;
 
 /** What a call in process ended with. */
-export type UnaryResult =
+export type UnaryResult = (
   | { readonly output: Message; readonly error?: undefined }
-  | { readonly output?: undefined; readonly error: ConnectError };
+  | { readonly output?: undefined; readonly error: ConnectError }
+) & {
+  /** The call's context: the response headers its implementation set (an entity tag). */
+  readonly context?: { readonly responseHeader: Headers };
+};
 
 /**
  * How the transcoder runs a call: through the host's own pipeline (its

@@ -42,11 +42,15 @@ export interface JsonProfileOptions {
   /**
    * The entity tag of a GET answer's bytes (quoted, RFC 9110 §8.8.3), for
    * `ETag` and `If-None-Match`: given by the host, which has the hashes.
-   * Without it, GET answers carry no ETag.
+   * Without it, GET answers carry no ETag. An implementation that names its
+   * resource's tag (the response header `etag`, AIP-154) is answered with
+   * that tag instead, on every answer, so that `If-Match` can name it.
    */
   readonly etagOf?: (body: Uint8Array) => string;
   /** `Cache-Control` of GET answers (e.g. "private, no-cache" when answers depend on the caller). */
   readonly cacheControl?: string;
+  /** Which bindings create a resource, and the answer's field naming it (Profile.created). */
+  readonly created?: (binding: Binding<Profile>) => DescField | undefined;
 }
 
 const JSON_TYPE = "application/json; charset=utf-8";
@@ -56,7 +60,7 @@ const SYSTEM_PARAMETERS: ReadonlySet<string> = new Set(["$alt", "alt"]);
 const JSON_MEDIA = /^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i;
 
 export function createJsonProfile(options: JsonProfileOptions): Profile {
-  const { registry, statusOf, etagOf, cacheControl } = options;
+  const { registry, statusOf, etagOf, cacheControl, created } = options;
   const writeOptions = (query: string) => ({ registry, enumAsInteger: enumsAsNumbers(query) });
   const encode = (
     binding: Binding<Profile>,
@@ -73,6 +77,7 @@ export function createJsonProfile(options: JsonProfileOptions): Profile {
     name: "json",
     caseInsensitivePaths: false,
     headWhereGet: true,
+    created,
     async decode(binding, variables, query, exchange) {
       try {
         return await decodeRequest(binding, variables, query, exchange, registry);
@@ -82,15 +87,17 @@ export function createJsonProfile(options: JsonProfileOptions): Profile {
         throw error;
       }
     },
-    async answer(binding, exchange, output, query) {
+    async answer(binding, exchange, output, query, header) {
       const body = encode(binding, output, query);
       if (body instanceof Uint8Array) {
         const headers: Record<string, string> = { "content-type": JSON_TYPE };
+        const own = header?.get("etag") ?? undefined;
+        if (own !== undefined) headers.etag = own;
         if (binding.httpMethod === "GET") {
           // A representation of a resource: validators for revalidation (RFC 9110 §13, §13.1.2).
           if (cacheControl) headers["cache-control"] = cacheControl;
-          if (etagOf) {
-            const etag = etagOf(body);
+          const etag = own ?? etagOf?.(body);
+          if (etag !== undefined) {
             headers.etag = etag;
             if (noneMatch(exchange.header("if-none-match"), etag)) {
               delete headers["content-type"];
@@ -99,7 +106,9 @@ export function createJsonProfile(options: JsonProfileOptions): Profile {
             }
           }
         }
-        await exchange.respond(200, headers, body);
+        const location = created && locationOf(created(binding), exchange.path, output);
+        if (location !== undefined) headers.location = location;
+        await exchange.respond(location === undefined ? 200 : 201, headers, body);
       } else {
         await exchange.respond(200, { "content-type": body.contentType }, body.data);
       }
@@ -159,6 +168,22 @@ export function createJsonProfile(options: JsonProfileOptions): Profile {
     },
   };
   return profile;
+}
+
+/**
+ * Where a created resource is (RFC 9110 §15.3.2): the request's path (a
+ * collection; a trailing "/" dropped) and the answer's naming field, one
+ * segment, percent-encoded. Undefined: not a create, or nothing to name it by.
+ */
+function locationOf(
+  field: DescField | undefined,
+  path: string | undefined,
+  output: Message,
+): string | undefined {
+  if (!field || path === undefined) return undefined;
+  const id = reflect(field.parent, output).get(field);
+  if (typeof id !== "string" || id === "") return undefined;
+  return `${path.endsWith("/") ? path.slice(0, -1) : path}/${encodeURIComponent(id)}`;
 }
 
 interface HttpBodyAnswer {

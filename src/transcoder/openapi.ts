@@ -49,6 +49,8 @@ export interface OpenApiOptions {
   /** The security requirements of every operation, and their schemes: the host's authentication. */
   readonly security?: readonly Json[];
   readonly securitySchemes?: Readonly<Record<string, Json>>;
+  /** The group (tag) of a binding's operation (default: its service's name). */
+  readonly tagOf?: (binding: Binding<Profile>) => string;
 }
 
 /** A style as this document uses it: the messages of its answers, gathered first. */
@@ -99,6 +101,7 @@ export function buildOpenApi(bindings: readonly Binding<Profile>[], options: Ope
     const item = paths[path] ?? {};
     const verb = binding.httpMethod.toLowerCase();
     const operation = operationOf(binding, parameters, use, components, describe);
+    if (options.tagOf) operation.tags = [options.tagOf(binding)];
     if (STANDARD_VERBS.has(verb)) item[verb] = operation;
     else item[`x-${verb}`] = operation; // OpenAPI has no field for a custom method
     paths[path] = item;
@@ -153,8 +156,23 @@ function operationOf(
     binding.responseField
       ? fieldSchema(binding.responseField, ref("output"))
       : components.ref(method.output, use, "output");
+  const answer = style.answer ? style.answer(binding, answerJson) : answerOf(binding, answerJson);
+  const created = binding.profile.created?.(binding);
   operation.responses = {
-    "200": style.answer ? style.answer(binding, answerJson) : answerOf(binding, answerJson),
+    ...(created
+      ? {
+          "201": {
+            ...(answer as Record<string, Json>),
+            description: `Created: the resource as stored; Location names it (the request's path and its ${created.jsonName}).`,
+            headers: {
+              Location: {
+                description: "The created resource's path.",
+                schema: { type: "string" },
+              },
+            },
+          },
+        }
+      : { "200": answer }),
     ...(style.errors ? style.errors(binding) : { default: STATUS_ANSWER }),
   };
   if (binding.body !== "") {

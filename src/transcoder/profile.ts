@@ -22,6 +22,12 @@ export interface Profile {
   readonly headWhereGet?: boolean;
   /** How its bindings are described in the OpenAPI document, where that differs from this profile's (openapi.ts). */
   readonly openApi?: OpenApiStyle;
+  /**
+   * A binding that creates a resource (AIP-133): the answer's field that
+   * names it under the request's path. Such an answer is a 201 with
+   * `Location` (RFC 9110 §15.3.2), and the OpenAPI document says so.
+   */
+  created?(binding: Binding<Profile>): DescField | undefined;
   /** Refuses, at start-up, a binding this profile cannot serve (throws with the reason). */
   check?(binding: Binding<Profile>): void;
   /** The request message; throws a ConnectError (the call still runs its interceptors, then fails with it). */
@@ -36,6 +42,8 @@ export interface Profile {
     exchange: Exchange,
     output: Message,
     query: string,
+    /** The response headers the implementation set (its `etag`, for the JSON profile). */
+    header?: Headers,
   ): Promise<void>;
   answerStream(
     binding: Binding<Profile>,

@@ -134,7 +134,14 @@ export function createTranscoder(
       const result = await invoker.unary(method, input, call);
       if (exchange.closed) return;
       if (result.error) await profile.fail(exchange, result.error);
-      else await profile.answer(binding, exchange, result.output, query);
+      else
+        await profile.answer(
+          binding,
+          exchange,
+          result.output,
+          query,
+          result.context?.responseHeader,
+        );
     },
   };
 }

@@ -57,6 +57,11 @@ export const HTTP_ERRORS = {
   },
   408: { errorCode: "Http.RequestTimeout", title: "Request Timeout", described: undefined },
   409: { errorCode: "Http.Conflict", title: "Conflict", described: undefined },
+  412: {
+    errorCode: "Http.PreconditionFailed",
+    title: "Precondition Failed",
+    described: undefined,
+  },
   429: {
     errorCode: "Http.TooManyRequests",
     title: "Too Many Requests",
@@ -141,6 +146,8 @@ export function codeOfGrpcStatus(status: number): Code | null {
 interface KindRow {
   readonly code: Code;
   readonly httpStatus: HttpErrorStatus;
+  /** The resource API's status (the JSON profile), where it is not the code's Connect status. */
+  readonly restStatus?: HttpErrorStatus;
   /** google.rpc.ErrorInfo.reason on gRPC/Connect. */
   readonly reason: string;
 }
@@ -191,7 +198,26 @@ export const DOMAIN_ERRORS: Readonly<Record<ErrorKind, KindRow>> = {
     httpStatus: 429,
     reason: "AUTH_FAILURE_BUDGET",
   },
+  // AIP-154's failed_precondition; HTTP's own answer to a false If-Match (RFC 9110 §13.1.1).
+  [ErrorKind.PreconditionFailed]: {
+    code: Code.FailedPrecondition,
+    httpStatus: 412,
+    restStatus: 412,
+    reason: "ETAG_MISMATCH",
+  },
 };
+
+/** The HTTP status the resource API (the transcoder's JSON profile) answers an error with. */
+export function restStatusOf(error: ConnectError): number {
+  const row = domainRowOf(error);
+  return row?.restStatus ?? CODES[error.code].connectStatus;
+}
+
+/** The domain error row an error came from, by its ErrorInfo (ours: domain ERROR_DOMAIN). */
+function domainRowOf(error: ConnectError): KindRow | undefined {
+  const info = error.findDetails(ErrorInfoSchema).find((detail) => detail.domain === ERROR_DOMAIN);
+  return info && Object.values(DOMAIN_ERRORS).find((r) => r.reason === info.reason);
+}
 
 /**
  * A 401's challenge (and a Bearer 403's `insufficient_scope`), docs/api.md §5.1:
@@ -252,7 +278,7 @@ export interface LegacyError {
 
 export function connectToLegacyError(error: ConnectError): LegacyError {
   const info = error.findDetails(ErrorInfoSchema).find((detail) => detail.domain === ERROR_DOMAIN);
-  const row = info && Object.values(DOMAIN_ERRORS).find((r) => r.reason === info.reason);
+  const row = domainRowOf(error);
   const status = row?.httpStatus ?? CODES[error.code].legacyStatus;
   // A 503 is a refusal that did nothing: its message and code are safe to show, unlike a fault's.
   const hidden = status >= 500 && status !== 503;

@@ -9,8 +9,9 @@ import {
   CounteragentGroupSchema,
   CounteragentGroupsListSchema,
   CounteragentGroupToCreateSchema,
+  CounteragentGroupToUpdateSchema,
 } from "../../gen/docflow/legacy/counteragent_groups_pb";
-import type { CounteragentMove } from "../../src/domain/counteragent-groups";
+import { type CounteragentMove, groupEtag } from "../../src/domain/counteragent-groups";
 import { loadFixture } from "../../src/fixtures/load";
 import {
   ARCHIVE,
@@ -30,7 +31,7 @@ import {
   UUID,
 } from "../support/counteragent-groups";
 import { legacy, useHarness } from "../support/harness";
-import { call, expectOk, type Protocol } from "../support/protocols";
+import { call, expectOk, PROTOCOLS, type Protocol } from "../support/protocols";
 
 /** What the race tests run between an add's group check and its write. */
 let beforeMove: ((move: CounteragentMove) => Promise<void>) | undefined;
@@ -398,5 +399,73 @@ describe("concurrency", () => {
       expect(inKeep).toBe(racers.filter((r) => r.group === keep).length);
       expect((await membersOf(DEFAULT, RACE_BOX)).total).toBe(RACERS.length - inKeep);
     }
+  });
+});
+
+// ---------------------------------------------------------------- If-Match on every protocol
+
+describe("If-Match (AIP-154): the same precondition on every protocol, as a header or as metadata", () => {
+  const tagOf = async (groupId: string) => {
+    const group = await h.db
+      .collection("counteragentGroups")
+      .findOne({ counteragentGroupId: groupId });
+    return groupEtag({
+      counteragentGroupId: groupId,
+      name: String(group?.name),
+      departmentIds: group?.departmentIds,
+    });
+  };
+  const update = (p: Protocol, name: string, ifMatch: string) =>
+    call(
+      h,
+      p,
+      rpc.updateCounteragentGroup,
+      create(rpc.updateCounteragentGroup.input, {
+        boxId: BOX,
+        counteragentGroupId: PARTNERS,
+        changes: create(CounteragentGroupToUpdateSchema, { Name: name }),
+      }),
+      auth("admin"),
+      { "if-match": ifMatch },
+    );
+
+  it.each(PROTOCOLS)(
+    "%s: a stale tag is refused (412, CounteragentGroup.EtagMismatch) and changes nothing; the current one writes",
+    async (p) => {
+      const stale = await tagOf(PARTNERS);
+      expectOk(await update(p, `${p} first`, stale));
+      expect(await update(p, `${p} second`, stale)).toMatchObject({
+        ok: false,
+        status: 412,
+        errorCode: "CounteragentGroup.EtagMismatch",
+      });
+      expect((await storedGroups(BOX)).find((g) => g.counteragentGroupId === PARTNERS)?.name).toBe(
+        `${p} first`,
+      );
+      expectOk(await update(p, `${p} third`, await tagOf(PARTNERS)));
+    },
+  );
+
+  it("Connect answers a group with its tag in the etag response header; a Delete with a stale tag over gRPC: failed_precondition, the group stays", async () => {
+    const res = await fetch(
+      `${h.baseUrl}/docflow.api.v1.CounteragentService/GetCounteragentGroup`,
+      {
+        method: "POST",
+        headers: { "content-type": "application/json", authorization: auth("admin") },
+        body: JSON.stringify({ boxId: BOX, counteragentGroupId: PARTNERS }),
+      },
+    );
+    expect(res.status).toBe(200);
+    expect(res.headers.get("etag")).toBe(await tagOf(PARTNERS));
+    const deleted = await call(
+      h,
+      "grpc",
+      rpc.deleteCounteragentGroup,
+      create(rpc.deleteCounteragentGroup.input, { boxId: BOX, counteragentGroupId: PARTNERS }),
+      auth("admin"),
+      { "if-match": '"stale"' },
+    );
+    expect(deleted).toMatchObject({ ok: false, status: 412 });
+    expect(await getGroup("in-memory", PARTNERS)).toMatchObject({ ok: true });
   });
 });

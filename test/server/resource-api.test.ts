@@ -96,11 +96,15 @@ describe("counteragent groups: List, Get, Create, Update (PATCH), Delete, and ad
     ]);
   });
 
-  it("POST …/counteragentGroups creates; PATCH renames; DELETE deletes: the stored groups follow", async () => {
+  it("POST …/counteragentGroups creates (201, Location names it, its ETag); PATCH renames; DELETE deletes: the stored groups follow", async () => {
     const created = await v1("POST", "/counteragentGroups", { Name: "Key accounts" });
-    expect(created.status, created.text).toBe(200);
+    expect(created.status, created.text).toBe(201);
     const id = json(created).CounteragentGroupId as string;
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(created.headers.location).toBe(`/v1/boxes/${BOX}/counteragentGroups/${id}`);
+    const there = await v1("GET", `/counteragentGroups/${id}`);
+    expect(json(there).Name).toBe("Key accounts");
+    expect(created.headers.etag).toBe(there.headers.etag);
     const renamed = await v1("PATCH", `/counteragentGroups/${id}`, { Name: "Top accounts" });
     expect(renamed.status, renamed.text).toBe(200);
     expect(json(renamed).Name).toBe("Top accounts");
@@ -258,9 +262,113 @@ describe("HTTP semantics of a resource's GET", () => {
     expect(head.headers["content-length"]).toBe(String(get.body.length));
   });
 
-  it("a write answers no ETag (it is not a representation of what a GET returns)", async () => {
+  it("a PATCH answers the group's new ETag, the one a GET then gives; a write that answers no resource (a custom method's empty answer) has none", async () => {
     const res = await v1("PATCH", path, { Name: "Partners 3" });
     expect(res.status).toBe(200);
-    expect(res.headers.etag).toBeUndefined();
+    expect(res.headers.etag).toMatch(/^"[\w-]{27}"$/);
+    expect((await v1("GET", path)).headers.etag).toBe(res.headers.etag);
+    const added = await v1("POST", `/counteragentGroups/${GROUP}/counteragents/${CA(9)}:add`);
+    expect(added.status).toBe(200);
+    expect(added.headers.etag).toBeUndefined();
+  });
+});
+
+describe("If-Match on a group's PATCH and DELETE (AIP-154, RFC 9110 §13.1.1): a write to the group as the caller saw it, or 412", () => {
+  const path = `/counteragentGroups/${GROUP}`;
+  const stored = () =>
+    h.db.collection("counteragentGroups").findOne({ counteragentGroupId: GROUP });
+
+  it("the current ETag: 200; a stale one: 412 FAILED_PRECONDITION with ETAG_MISMATCH and our code, nothing changed", async () => {
+    const etag = String((await v1("GET", path)).headers.etag);
+    const ok = await v1("PATCH", path, { Name: "Partners A" }, { "if-match": etag });
+    expect(ok.status, ok.text).toBe(200);
+    const stale = await v1("PATCH", path, { Name: "Partners B" }, { "if-match": etag });
+    expect(stale.status, stale.text).toBe(412);
+    const { error } = json(stale);
+    expect(error.status).toBe("FAILED_PRECONDITION");
+    expect(error.code).toBe(412);
+    expect(error.details[0]).toMatchObject({
+      reason: "ETAG_MISMATCH",
+      domain: ERROR_DOMAIN,
+      metadata: { errorCode: "CounteragentGroup.EtagMismatch" },
+    });
+    expect((await stored())?.name).toBe("Partners A");
+  });
+
+  it("a list naming the current tag, and *, match; a weak tag never does (a strong comparison); a malformed field: 400", async () => {
+    const etag = String((await v1("GET", path)).headers.etag);
+    expect((await v1("PATCH", path, { Name: "L1" }, { "if-match": `"x", ${etag}` })).status).toBe(
+      200,
+    );
+    expect((await v1("PATCH", path, { Name: "L2" }, { "if-match": "*" })).status).toBe(200);
+    const now = String((await v1("GET", path)).headers.etag);
+    expect((await v1("PATCH", path, { Name: "L3" }, { "if-match": `W/${now}` })).status).toBe(412);
+    const bad = await v1("PATCH", path, { Name: "L4" }, { "if-match": "no-quotes" });
+    expect(bad.status, bad.text).toBe(400);
+    expect((await stored())?.name).toBe("L2");
+  });
+
+  it("DELETE with a stale ETag: 412 and the group stays; with the current one: deleted", async () => {
+    const etag = String((await v1("GET", path)).headers.etag);
+    await v1("PATCH", path, { Name: "Changed meanwhile" });
+    expect((await v1("DELETE", path, undefined, { "if-match": etag })).status).toBe(412);
+    expect(await stored()).not.toBeNull();
+    const current = String((await v1("GET", path)).headers.etag);
+    expect((await v1("DELETE", path, undefined, { "if-match": current })).status).toBe(200);
+    expect(await stored()).toBeNull();
+  });
+
+  it("a group that does not exist: 404, If-Match or not", async () => {
+    const missing = "a0000000-0000-4000-8000-0000000000ff";
+    const res = await v1(
+      "PATCH",
+      `/counteragentGroups/${missing}`,
+      { Name: "X" },
+      { "if-match": "*" },
+    );
+    expect(res.status).toBe(404);
+  });
+
+  it("two writers with the same ETag at once: one wins, the other loses the race with 412 (the check and the write are one conditional update)", async () => {
+    const etag = String((await v1("GET", path)).headers.etag);
+    for (let round = 0; round < 5; round++) {
+      const tag = round === 0 ? etag : String((await v1("GET", path)).headers.etag);
+      const answers = await Promise.all(
+        ["Writer one", "Writer two"].map((name, i) =>
+          v1("PATCH", path, { Name: `${name} ${round}` }, { "if-match": tag }).then((res) => ({
+            i,
+            status: res.status,
+          })),
+        ),
+      );
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 412]);
+      const winner = answers.find((a) => a.status === 200)?.i === 0 ? "Writer one" : "Writer two";
+      expect((await stored())?.name).toBe(`${winner} ${round}`);
+    }
+  });
+
+  it("the legacy path honours If-Match too: 412 with X-Service-ErrorCode, and answers no ETag", async () => {
+    const etag = String((await v1("GET", path)).headers.etag);
+    await v1("PATCH", path, { Name: "Changed" });
+    const res = await legacy(h, {
+      method: "POST",
+      path: `/UpdateCounteragentGroup?boxId=${BOX}&counteragentGroupId=${GROUP}`,
+      headers: {
+        authorization: AUTH,
+        "content-type": "application/json",
+        accept: "application/json",
+        "if-match": etag,
+      },
+      body: JSON.stringify({ Name: "Legacy" }),
+    });
+    expect(res.status).toBe(412);
+    expect(res.headers["x-service-errorcode"]).toBe("CounteragentGroup.EtagMismatch");
+    const get = await legacy(h, {
+      method: "GET",
+      path: `/GetCounteragentGroup?boxId=${BOX}&counteragentGroupId=${GROUP}`,
+      headers: { authorization: AUTH, accept: "application/json" },
+    });
+    expect(get.status).toBe(200);
+    expect(get.headers.etag).toBeUndefined();
   });
 });

@@ -27,6 +27,7 @@ export type Outcome<O> =
 /** The legacy status a gRPC/Connect error stands for (docs/api.md §4), written out independently of src/. */
 function statusOf(code: Code, reason: string | undefined): number {
   if (code === Code.FailedPrecondition && reason === "API_SUBSCRIPTION_ENDED") return 402;
+  if (code === Code.FailedPrecondition && reason === "ETAG_MISMATCH") return 412;
   const table: Partial<Record<Code, number>> = {
     [Code.InvalidArgument]: 400,
     [Code.Unauthenticated]: 401,

@@ -19,6 +19,7 @@ import {
   notFound,
   overloaded,
   permissionDenied,
+  preconditionFailed,
   storageUnavailable,
   subscriptionEnded,
   unauthenticated,
@@ -39,6 +40,7 @@ import {
   legacyError,
   RETRY_AFTER_HEADER,
   RETRY_PUSHBACK_HEADER,
+  restStatusOf,
 } from "../../src/wire/errors";
 
 /** Every code but OK, as gRPC numbers them (0 is OK, 1–16 the rest). */
@@ -167,6 +169,12 @@ describe("domain errors on every wire", () => {
     [overloaded(1), Code.Unavailable, 503, "OVERLOADED"],
     [clientOverShare(2), Code.ResourceExhausted, 429, "CLIENT_OVER_SHARE"],
     [tooManyFailures(3), Code.ResourceExhausted, 429, "AUTH_FAILURE_BUDGET"],
+    [
+      preconditionFailed("changed", "CounteragentGroup.EtagMismatch"),
+      Code.FailedPrecondition,
+      412,
+      "ETAG_MISMATCH",
+    ],
   ];
 
   it.each(cases)("%s", (domain, code, status, reason) => {
@@ -193,6 +201,13 @@ describe("domain errors on every wire", () => {
     } else {
       expect(legacy).toEqual({ status, errorCode: domain.errorCode, message: domain.message });
     }
+  });
+
+  it("the resource API's status: the code's Connect status, but 412 for a stale If-Match (not failed_precondition's 400)", () => {
+    expect(restStatusOf(domainToConnectError(preconditionFailed("changed", "X.Y")))).toBe(412);
+    expect(restStatusOf(domainToConnectError(subscriptionEnded()))).toBe(400);
+    expect(restStatusOf(domainToConnectError(notFound("no", "X.NotFound")))).toBe(404);
+    expect(restStatusOf(new ConnectError("x", Code.Unavailable))).toBe(503);
   });
 
   it("a challenge travels as the error's metadata, and only when there is one", () => {
@@ -311,6 +326,7 @@ describe("plain HTTP errors", () => {
     405: "Method Not Allowed",
     408: "Request Timeout",
     409: "Conflict",
+    412: "Precondition Failed",
     413: "Content Too Large",
     // RFC 6585 §4.
     429: "Too Many Requests",
