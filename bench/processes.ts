@@ -4,7 +4,7 @@
  * tracked so that all of them are stopped on exit, on error and on SIGINT.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { accessSync, constants } from "node:fs";
+import { accessSync, appendFileSync, constants } from "node:fs";
 import { delimiter, join } from "node:path";
 
 export const SERVER_CORE = 0;
@@ -102,7 +102,18 @@ export function startServer(
     partial = Buffer.from(text.subarray(whole).subarray(-65_536));
     if (whole === 0) return;
     const done = text.subarray(0, whole);
-    if (done.includes(WARN)) problems.warn += count(done, WARN);
+    if (done.includes(WARN)) {
+      problems.warn += count(done, WARN);
+      // BENCH_WARN_LOG=file: the warn lines themselves, appended (admission's refusal summaries).
+      const file = process.env.BENCH_WARN_LOG;
+      if (file) {
+        const warns = done
+          .toString("utf8")
+          .split("\n")
+          .filter((line) => line.includes('"level":"warn"'));
+        appendFileSync(file, warns.map((line) => `${line}\n`).join(""));
+      }
+    }
     if (!done.includes(ERROR)) return;
     for (const line of done.toString("utf8").split("\n")) {
       if (!line.includes('"level":"error"')) continue;

@@ -78,6 +78,11 @@ export class BusyRate {
     this.advance(now, stillBusy);
   }
 
+  /** Calls finished since the start. */
+  get completed(): number {
+    return this.total;
+  }
+
   /** Completions per ms, or undefined before five calls have finished. */
   perMs(now: number): number | undefined {
     this.advance(now, this.wasBusy);

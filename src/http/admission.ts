@@ -345,6 +345,8 @@ class RefusalSummary {
       queued: admission.queued,
       overloadedClients: admission.overloadedClients,
       throughput: admission.throughput,
+      servedPerS: Math.round(admission.servedPerS),
+      lastWaitMs: Math.round(admission.lastWaitMs),
       serviceMs: Math.round(admission.serviceMs * 10) / 10,
       loopDelayMs: Math.round(admission.loopDelayMs),
     });

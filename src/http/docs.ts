@@ -61,7 +61,7 @@ const page = (demo: readonly DemoCredential[]) => `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
-  <title>docflow-api — legacy HTTP API</title>
+  <title>docflow-api — HTTP API</title>
   <link rel="stylesheet" href="/docs/swagger-ui.css">
   <link rel="stylesheet" href="/docs/docs.css">
   <link rel="icon" type="image/png" href="/docs/favicon-32x32.png" sizes="32x32">

@@ -5,8 +5,11 @@
  * legacy profile's style, src/legacy/openapi.ts), with what only the service
  * can say: its title and words, and its authentication (docs/api.md §5).
  */
+import { getOption } from "@bufbuild/protobuf";
+import { http } from "../../gen/google/api/annotations_pb";
 import { protoComments } from "../../gen/proto-comments";
 import { LEGACY_PROFILE_NAME } from "../legacy/profile";
+import { conditional } from "../rpc/preconditions";
 import { buildOpenApi, type Json } from "../transcoder/openapi";
 import type { Profile } from "../transcoder/profile";
 import type { Binding } from "../transcoder/rules";
@@ -21,21 +24,81 @@ export function serviceOpenApi(bindings: readonly Binding<Profile>[], serverUrl:
     // Either scheme, never both in one request (docs/api.md §5.1).
     security: [{ ServiceAuth: [] }, { Bearer: [] }],
     securitySchemes: SECURITY_SCHEMES,
-    // Two groups a reader (and a generated client's classes) can tell apart: the legacy
-    // paths by their service's name, as before; the resource API beside them.
-    tagOf: (binding) =>
-      binding.profile.name === LEGACY_PROFILE_NAME
-        ? binding.method.parent.name
-        : `${binding.method.parent.name}V1`,
+    refine: (binding, operation) => {
+      if (binding.profile.name === LEGACY_PROFILE_NAME) return;
+      resourceOperation(binding, operation);
+    },
   });
 }
 
+/**
+ * A resource API operation as a reader and a generated client should see it
+ * (docs/api.md §3.1): in a group of its own beside the legacy paths
+ * (`CounteragentServiceV1`), named by its RPC and `V1` (and by its resource
+ * when an RPC has several bindings: `RestoreDocumentV1`), with the entity tag
+ * headers where the implementation reads or writes them.
+ */
+function resourceOperation(binding: Binding<Profile>, operation: Json): void {
+  const { method } = binding;
+  operation.tags = [`${method.parent.name}V1`];
+  const bindings = getOption(method, http).additionalBindings.length;
+  operation.operationId = `${method.name}${bindings > 1 ? resourceOf(binding.template.source) : ""}V1`;
+  const responses = operation.responses as Record<string, Json>;
+  const success = responses["201"] ?? responses["200"];
+  if (success && ANSWERS_ETAG.has(method.name)) {
+    success.headers = {
+      ...(success.headers as Json | undefined),
+      ETag: {
+        description:
+          "The group's entity tag: send it back in If-Match to change or delete the group only as you saw it.",
+        schema: { type: "string" },
+      },
+    };
+  }
+  if (conditional(method)) {
+    operation.parameters = [
+      ...(operation.parameters as unknown as Json[]),
+      {
+        name: "If-Match",
+        in: "header",
+        required: false,
+        description:
+          'The group\'s ETag as you last saw it (or *): a group that changed since is not written, and the answer is 412 (FAILED_PRECONDITION, reason ETAG_MISMATCH). A weak tag (W/"…") never matches.',
+        schema: { type: "string" },
+      },
+    ];
+    responses["412"] = {
+      description: "The group changed since the ETag in If-Match was read: nothing was written.",
+      content: {
+        "application/json": { schema: { $ref: "#/components/schemas/google.rpc.Status" } },
+      },
+    };
+  }
+}
+
+/** The methods whose answer is a group with its ETag. */
+const ANSWERS_ETAG: ReadonlySet<string> = new Set([
+  "GetCounteragentGroup",
+  "CreateCounteragentGroup",
+  "UpdateCounteragentGroup",
+]);
+
+/** `…/messages/{message_id}/documents/{document_id}:restore` → "Document": the last collection, singular. */
+function resourceOf(template: string): string {
+  const collections = template.split("/").filter((s) => s !== "" && !s.startsWith("{"));
+  const last = (collections.at(-1) ?? "").replace(/s$/, "");
+  return last.charAt(0).toUpperCase() + last.slice(1);
+}
+
 const INFO: Json = {
-  title: "docflow-api legacy HTTP API",
+  title: "docflow-api HTTP API",
   version: SERVICE_VERSION,
   description: [
-    "The legacy HTTP paths of the electronic document exchange API.",
+    "The HTTP API of the electronic document exchange service: the legacy paths the existing SDKs call (`/Restore`, `/GetCounteragentsFromGroup`, …: the groups named by their service), and beside them the resource API (`/v1/boxes/{box_id}/…`: the groups named `…V1`), one RPC behind both.",
     "",
+    '**The resource API** takes and answers proto3 JSON, answers errors as google.rpc.Status (`{"error": …}` with an ErrorInfo whose metadata holds the error code), answers a create with 201 and Location, and gives counteragent groups an ETag that If-Match sends back (412 when the group changed).',
+    "",
+    "**The legacy paths:**",
     '**Send `Accept: application/json` to get JSON.** Responses are binary protobuf (`application/x-protobuf`) unless `Accept` contains `application/json`; `Accept: */*` and no Accept at all mean protobuf, which is what the existing SDKs expect. A client generated from this document must send that header: the generated Python client does so by itself; with typescript-fetch, set `headers: { Accept: "application/json" }` in its Configuration.',
     "Request bodies are JSON when `Content-Type` is `application/json`, otherwise binary protobuf.",
     'Legacy JSON uses the proto field names (PascalCase); the legacy booleans (`IsSubscribed`, `AnyDepartment`) travel as the string "true" or "false" (JSON booleans are accepted in requests).',

@@ -10,6 +10,19 @@ import type { GroupPrecondition } from "../domain/counteragent-groups";
 import { invalidArgument } from "../domain/errors";
 
 export const IF_MATCH = "if-match";
+
+/** The methods that read If-Match: the writes of a counteragent group (the OpenAPI document says so). */
+const CONDITIONAL: ReadonlySet<string> = new Set([
+  "docflow.api.v1.CounteragentService.UpdateCounteragentGroup",
+  "docflow.api.v1.CounteragentService.DeleteCounteragentGroup",
+]);
+
+export function conditional(method: {
+  readonly parent: { readonly typeName: string };
+  readonly name: string;
+}): boolean {
+  return CONDITIONAL.has(`${method.parent.typeName}.${method.name}`);
+}
 /** The response header (metadata) that carries a resource's entity tag. */
 export const ETAG = "etag";
 

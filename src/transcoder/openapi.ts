@@ -49,8 +49,12 @@ export interface OpenApiOptions {
   /** The security requirements of every operation, and their schemes: the host's authentication. */
   readonly security?: readonly Json[];
   readonly securitySchemes?: Readonly<Record<string, Json>>;
-  /** The group (tag) of a binding's operation (default: its service's name). */
-  readonly tagOf?: (binding: Binding<Profile>) => string;
+  /**
+   * What only the host knows of a binding's operation, applied to it last:
+   * its group (tag), its name (operationId), headers its implementation reads
+   * or writes.
+   */
+  readonly refine?: (binding: Binding<Profile>, operation: Json) => void;
 }
 
 /** A style as this document uses it: the messages of its answers, gathered first. */
@@ -101,7 +105,7 @@ export function buildOpenApi(bindings: readonly Binding<Profile>[], options: Ope
     const item = paths[path] ?? {};
     const verb = binding.httpMethod.toLowerCase();
     const operation = operationOf(binding, parameters, use, components, describe);
-    if (options.tagOf) operation.tags = [options.tagOf(binding)];
+    options.refine?.(binding, operation);
     if (STANDARD_VERBS.has(verb)) item[verb] = operation;
     else item[`x-${verb}`] = operation; // OpenAPI has no field for a custom method
     paths[path] = item;

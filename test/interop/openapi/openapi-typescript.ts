@@ -29,10 +29,12 @@ import {
   BASE_PATH,
   Configuration,
   CounteragentServiceApi,
+  CounteragentServiceV1Api,
   type DocflowLegacyCounteragentFromGroupResponse,
   type DocflowLegacyCounteragentGroup,
   type DocflowLegacySubscription,
   DocumentServiceApi,
+  DocumentServiceV1Api,
   instanceOfProblem,
   type Problem,
   ProblemFromJSON,
@@ -625,8 +627,7 @@ test("every operation of the document, and each of its 400/401/403/404/409, is c
   const doc = (await (await fetch(`${BASE}/openapi.json`)).json()) as {
     paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
   };
-  // The legacy operations; the resource API (/v1/) is generated too, and typechecks,
-  // but its scenario is not run here yet (docs/api.md §3.1).
+  // The legacy operations here; the resource API (/v1/) by the scenario below.
   assert.deepEqual(
     Object.keys(doc.paths)
       .filter((p) => !p.startsWith("/v1/"))
@@ -643,4 +644,129 @@ test("every operation of the document, and each of its 400/401/403/404/409, is c
     const covered = [...new Set(ERRORS.filter((e) => e[0] === op).map((e) => e[3]))].sort();
     assert.deepEqual(covered, declared, `${op}: declared ${declared}, covered ${covered}`);
   }
+});
+
+// ------------------------------------------------------------------ the resource API (/v1/, docs/api.md §3.1)
+
+/** A resource API error: the generated ResponseError, its body google.rpc.Status (AIP-193). */
+async function rpcStatusOf(call: () => Promise<unknown>, status: number) {
+  const error = await call().then(
+    () => assert.fail(`expected ${status}, got a success`),
+    (e: unknown) => e,
+  );
+  assert.ok(error instanceof ResponseError, `not a ResponseError: ${String(error)}`);
+  assert.equal(error.response.status, status);
+  const body = (await error.response.json()) as {
+    error: {
+      code: number;
+      status: string;
+      details: { reason: string; metadata: { errorCode: string } }[];
+    };
+  };
+  assert.equal(body.error.code, status);
+  return body.error;
+}
+
+test("the resource API: create a group, page, update with an ETag, lose a race on a stale one, restore a message", async () => {
+  const configuration = new Configuration({
+    basePath: BASE,
+    headers: { Accept: "application/json" },
+    apiKey: `ServiceAuth svcauth_api_client_id=${API_KEY}, svcauth_token=${ADMIN.token}`,
+  });
+  const v1 = new CounteragentServiceV1Api(configuration);
+  const documents = new DocumentServiceV1Api(configuration);
+
+  // Create: 201, Location names the group, its ETag.
+  const name = `Resource API TS ${randomUUID().slice(0, 8)}`;
+  const created = await v1.createCounteragentGroupV1Raw({
+    boxId: BOX,
+    docflowLegacyCounteragentGroupToCreateJson: { name },
+  });
+  assert.equal(created.raw.status, 201);
+  const group = (await created.value()).counteragentGroupId;
+  assert.equal(created.raw.headers.get("location"), `/v1/boxes/${BOX}/counteragentGroups/${group}`);
+  const firstTag = created.raw.headers.get("etag");
+  assert.match(firstTag ?? "", /^"[\w-]+"$/);
+
+  // Page through a group's counteragents, each page's key passed back.
+  const boxes: string[] = [];
+  let afterIndexKey: string | undefined;
+  let total = -1;
+  for (let i = 0; i < 10; i++) {
+    const page = await v1.getCounteragentsFromGroupV1({
+      boxId: BOX,
+      counteragentGroupId: PARTNERS,
+      count: 4,
+      ...(afterIndexKey === undefined ? {} : { afterIndexKey }),
+    });
+    total = page.totalCount;
+    if (page.counteragentBoxId.length === 0) break;
+    boxes.push(...page.counteragentBoxId);
+    afterIndexKey = page.afterIndexKey;
+  }
+  assert.equal(total, 6);
+  assert.equal(new Set(boxes).size, 6);
+
+  // :add moves a counteragent in; the group's page shows it.
+  await v1.addCounteragentToGroupV1({
+    boxId: BOX,
+    counteragentGroupId: group,
+    counteragentBoxId: MOVABLE,
+  });
+  const members = await v1.getCounteragentsFromGroupV1({ boxId: BOX, counteragentGroupId: group });
+  assert.deepEqual(members.counteragentBoxId, [MOVABLE]);
+
+  // Update with the ETag: 200 and the new ETag.
+  const got = await v1.getCounteragentGroupV1Raw({ boxId: BOX, counteragentGroupId: group });
+  const tag = got.raw.headers.get("etag") ?? "";
+  assert.equal(tag, firstTag);
+  const renamed = await v1.updateCounteragentGroupV1Raw({
+    boxId: BOX,
+    counteragentGroupId: group,
+    ifMatch: tag,
+    docflowLegacyCounteragentGroupToUpdateJson: { name: `${name} 2` },
+  });
+  assert.equal((await renamed.value()).name, `${name} 2`);
+  const newTag = renamed.raw.headers.get("etag") ?? "";
+  assert.notEqual(newTag, tag);
+
+  // The old ETag loses: 412 FAILED_PRECONDITION, nothing written.
+  const stale = await rpcStatusOf(
+    () =>
+      v1.updateCounteragentGroupV1({
+        boxId: BOX,
+        counteragentGroupId: group,
+        ifMatch: tag,
+        docflowLegacyCounteragentGroupToUpdateJson: { name: `${name} 3` },
+      }),
+    412,
+  );
+  assert.equal(stale.status, "FAILED_PRECONDITION");
+  assert.equal(stale.details[0]?.reason, "ETAG_MISMATCH");
+  assert.equal(stale.details[0]?.metadata.errorCode, "CounteragentGroup.EtagMismatch");
+  assert.equal(
+    (await v1.getCounteragentGroupV1({ boxId: BOX, counteragentGroupId: group })).name,
+    `${name} 2`,
+  );
+
+  // Delete with the stale ETag: 412; with the current one: gone.
+  await rpcStatusOf(
+    () => v1.deleteCounteragentGroupV1({ boxId: BOX, counteragentGroupId: group, ifMatch: tag }),
+    412,
+  );
+  await v1.deleteCounteragentGroupV1({ boxId: BOX, counteragentGroupId: group, ifMatch: newTag });
+  const gone = await rpcStatusOf(
+    () => v1.getCounteragentGroupV1({ boxId: BOX, counteragentGroupId: group }),
+    404,
+  );
+  assert.equal(gone.details[0]?.metadata.errorCode, "CounteragentGroup.NotFound");
+
+  // Restore a deleted message (twice: 409), and delete it again: the demo data as it was.
+  await documents.restoreMessageV1({ boxId: BOX, messageId: DELETED_MESSAGE });
+  const again = await rpcStatusOf(
+    () => documents.restoreMessageV1({ boxId: BOX, messageId: DELETED_MESSAGE }),
+    409,
+  );
+  assert.equal(again.details[0]?.metadata.errorCode, "Restore.AlreadyRestored");
+  await documents.deleteMessageV1({ boxId: BOX, messageId: DELETED_MESSAGE });
 });

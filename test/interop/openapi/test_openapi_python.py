@@ -456,11 +456,100 @@ def test_error(operation, who, args, status, error_code):
 def test_every_operation_is_covered():
     with urllib.request.urlopen(f"{BASE}/openapi.json") as res:
         paths = json.load(res)["paths"]
-    # The legacy operations; the resource API (/v1/) is generated too, and compiles,
-    # but its scenario is not run here yet (docs/api.md §3.1).
+    # The legacy operations here; the resource API (/v1/) by test_resource_api_scenario.
     assert sorted(p.lstrip("/") for p in paths if not p.startswith("/v1/")) == sorted(OPERATIONS)
     assert sorted(calls(Client())) == sorted(OPERATIONS)
     for op in OPERATIONS:
         statuses = {e[3] for e in ERRORS if e[0] == op}
         declared = {int(s) for s in next(iter(paths[f"/{op}"].values()))["responses"] if s in ("400", "401", "403", "404", "409")}
         assert statuses == declared, f"{op}: the document declares {sorted(declared)}, the tests cover {sorted(statuses)}"
+
+
+# ------------------------------------------------------------------ the resource API (/v1/, docs/api.md §3.1)
+
+
+def rpc_status(err: exceptions.ApiException) -> dict:
+    """The google.rpc.Status of a resource API error (AIP-193): {"error": {...}}."""
+    assert err.headers["Content-Type"].startswith("application/json")
+    return json.loads(err.body)["error"]
+
+
+def test_resource_api_scenario(admin):
+    """Create a group, page through counteragents, update with an ETag, lose a race on a stale one, restore a message."""
+    v1 = api.CounteragentServiceV1Api(admin.api_client)
+    documents = api.DocumentServiceV1Api(admin.api_client)
+
+    # Create: 201, Location names the group, its ETag.
+    name = f"Resource API {uuid.uuid4().hex[:8]}"
+    created = v1.create_counteragent_group_v1_with_http_info(
+        box_id=BOX,
+        docflow_legacy_counteragent_group_to_create_json=api.DocflowLegacyCounteragentGroupToCreateJson(Name=name),
+    )
+    assert created.status_code == 201
+    group = created.data.counteragent_group_id
+    headers = {k.lower(): v for k, v in created.headers.items()}
+    assert headers["location"] == f"/v1/boxes/{BOX}/counteragentGroups/{group}"
+    first_tag = headers["etag"]
+
+    # Page through a group's counteragents, the key of each page passed back.
+    boxes, key = [], None
+    for _ in range(10):
+        page = v1.get_counteragents_from_group_v1(
+            box_id=BOX, counteragent_group_id=PARTNERS, count=4, after_index_key=key
+        )
+        boxes += page.counteragent_box_id
+        if not page.counteragent_box_id:
+            break
+        key = page.after_index_key
+    assert len(boxes) == len(set(boxes)) == page.total_count == 6
+
+    # Move a counteragent in (:add), and see it on the new group's page.
+    v1.add_counteragent_to_group_v1(box_id=BOX, counteragent_group_id=group, counteragent_box_id=MOVABLE)
+    assert v1.get_counteragents_from_group_v1(box_id=BOX, counteragent_group_id=group).counteragent_box_id == [MOVABLE]
+
+    # Update with the ETag: 200, the new ETag, the one a GET then gives.
+    got = v1.get_counteragent_group_v1_with_http_info(box_id=BOX, counteragent_group_id=group)
+    tag = {k.lower(): v for k, v in got.headers.items()}["etag"]
+    assert tag == first_tag
+    renamed = v1.update_counteragent_group_v1_with_http_info(
+        box_id=BOX,
+        counteragent_group_id=group,
+        if_match=tag,
+        docflow_legacy_counteragent_group_to_update_json=api.DocflowLegacyCounteragentGroupToUpdateJson(Name=f"{name} 2"),
+    )
+    assert renamed.status_code == 200 and renamed.data.name == f"{name} 2"
+    new_tag = {k.lower(): v for k, v in renamed.headers.items()}["etag"]
+    assert new_tag != tag
+
+    # A writer still holding the old ETag loses: 412, FAILED_PRECONDITION, nothing written.
+    with pytest.raises(exceptions.ApiException) as caught:
+        v1.update_counteragent_group_v1(
+            box_id=BOX,
+            counteragent_group_id=group,
+            if_match=tag,
+            docflow_legacy_counteragent_group_to_update_json=api.DocflowLegacyCounteragentGroupToUpdateJson(Name=f"{name} 3"),
+        )
+    assert caught.value.status == 412
+    status = rpc_status(caught.value)
+    assert status["status"] == "FAILED_PRECONDITION"
+    assert status["details"][0]["reason"] == "ETAG_MISMATCH"
+    assert status["details"][0]["metadata"]["errorCode"] == "CounteragentGroup.EtagMismatch"
+    assert v1.get_counteragent_group_v1(box_id=BOX, counteragent_group_id=group).name == f"{name} 2"
+
+    # Delete with a stale ETag: 412; with the current one: gone, its member back in the default group.
+    with pytest.raises(exceptions.ApiException) as caught:
+        v1.delete_counteragent_group_v1(box_id=BOX, counteragent_group_id=group, if_match=tag)
+    assert caught.value.status == 412
+    v1.delete_counteragent_group_v1(box_id=BOX, counteragent_group_id=group, if_match=new_tag)
+    with pytest.raises(exceptions.NotFoundException) as caught:
+        v1.get_counteragent_group_v1(box_id=BOX, counteragent_group_id=group)
+    assert rpc_status(caught.value)["details"][0]["metadata"]["errorCode"] == "CounteragentGroup.NotFound"
+    default = [b for page in walk(admin, DEFAULT_GROUP, 50) for b in page.counteragent_box_id]
+    assert MOVABLE in default
+
+    # Restore a deleted message, and delete it again (the demo data as it was).
+    documents.restore_message_v1(box_id=BOX, message_id=DELETED_MESSAGE)
+    with pytest.raises(exceptions.ConflictException) as caught:
+        documents.restore_message_v1(box_id=BOX, message_id=DELETED_MESSAGE)
+    assert rpc_status(caught.value)["details"][0]["metadata"]["errorCode"] == "Restore.AlreadyRestored"
+    documents.delete_message_v1(box_id=BOX, message_id=DELETED_MESSAGE)
