@@ -192,6 +192,12 @@ export type { ClientQueue };
  */
 const GROWTH_INTERVAL_MS = 25;
 const GROWTH_MS = 300;
+/**
+ * The growth that marks a queue whose wait passed a quarter of the call
+ * deadline: no closed loop worth protecting waits that long, and a flood held
+ * at the deadline's length left gRPC calls unanswered (docs/decisions.md).
+ */
+const SHORT_GROWTH_MS = 100;
 /** A client stays overloaded at most this long before it must show growth again (a probe). */
 const OVERLOADED_PROBE_MS = 2_000;
 /** At most this many calls wait by default, all clients together (memory). */
@@ -379,18 +385,17 @@ export class Admission {
   /**
    * Whether a call of `queue` arriving now surely cannot start by `latest`: a
    * refusal at once instead of a wait that ends in one. Sure means the rate
-   * is known from enough calls (a cold instance's first calls are slow, and
+   * is known from enough calls: a cold instance's first calls are slow, and
    * a rate from them once predicted 11 s for 217 calls a closed loop then
-   * had served in 0.8 s), and even the best rate of the last ten seconds
-   * would not reach it. A call it lets wait is still refused when its time
-   * comes (its expiry), so a wrong "not sure" costs a wait, never a deadline.
+   * had served in 0.8 s. A call it lets wait is still refused when its time
+   * comes (its expiry), so "not sure" costs a wait, never a deadline. (The
+   * best second of the last ten as the rate instead was tried: too hopeful
+   * under a flood, it let gRPC's queue grow to its deadline, and calls went
+   * unanswered at 10×.)
    */
   private wontRunBefore(queue: ClientQueue, now: number, latest: number): boolean {
     if (this.completions.completed < SURE_AFTER_CALLS) return false;
-    const wanting = this.turns.length + (queue.queued === 0 ? 1 : 0);
-    const best = this.best.perSecond(now) / 1000 / Math.max(1, wanting);
-    const rate = Math.max(this.shareRate(queue, now), best);
-    return rate > 0 && now + (queue.queued + 1) / rate > latest;
+    return now + this.predictWait(queue, now) > latest;
   }
 
   /** How long a call of `queue` arriving now would wait, ms: its place in its queue over its rate. */
@@ -439,7 +444,10 @@ export class Admission {
     queue.overflow = 0;
     const target = this.queueTarget();
     if (!queue.overloaded) {
-      if (queue.streak >= GROWTH_MS && this.predictWait(queue, now) > target) {
+      const wait = this.predictWait(queue, now);
+      // A queue whose wait nears the call deadline is no closed loop's ramp worth waiting for.
+      const needed = wait > this.callDeadlineMs / 4 ? SHORT_GROWTH_MS : GROWTH_MS;
+      if (queue.streak >= needed && wait > target) {
         queue.overloaded = true;
         queue.overloadedAt = now;
         this.trimTail(queue, now, target);

@@ -438,6 +438,21 @@ describe("refused only what cannot be served in time", () => {
   });
 });
 
+describe("a queue whose wait nears the deadline is marked sooner", () => {
+  it("slow calls at five times capacity: the wait passes a quarter of the 1 s deadline within 100 ms, so 100 ms of growth marks it, and what is served waits 140 ms at p99 (900 ms with the 300 ms test)", () => {
+    // Four slots of 50 ms: 80 calls a second; the flood sends 400.
+    const flood = simulate(
+      { callDeadlineMs: 1_000 },
+      [{ name: "flood", everyMs: 2.5 }],
+      3_000,
+      50,
+    ).get("flood");
+    expect(flood?.refused).toBeGreaterThan(500);
+    const waits = [...(flood?.waits ?? [])].sort((x, y) => x - y);
+    expect(waits[Math.floor(waits.length * 0.99)]).toBeLessThanOrEqual(250);
+  });
+});
+
 describe("growth is seen in long turns of the event loop too", () => {
   it("an open loop at five times capacity whose arrivals come in turns of 80 ms: refused, and what is served waits well under the 500 ms of issue 41's p99", () => {
     // Before: growth had to show in intervals under 50 ms, and turns of 80 ms never did:
