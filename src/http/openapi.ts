@@ -45,7 +45,7 @@ function resourceOperation(binding: Binding<Profile>, operation: Json): void {
   operation.operationId = `${method.name}${bindings > 1 ? resourceOf(binding.template.source) : ""}V1`;
   const responses = operation.responses as Record<string, Json>;
   const success = responses["201"] ?? responses["200"];
-  if (success && ANSWERS_ETAG.has(method.name)) {
+  if (success && method.output.typeName === GROUP_MESSAGE) {
     success.headers = {
       ...(success.headers as Json | undefined),
       ETag: {
@@ -76,12 +76,8 @@ function resourceOperation(binding: Binding<Profile>, operation: Json): void {
   }
 }
 
-/** The methods whose answer is a group with its ETag. */
-const ANSWERS_ETAG: ReadonlySet<string> = new Set([
-  "GetCounteragentGroup",
-  "CreateCounteragentGroup",
-  "UpdateCounteragentGroup",
-]);
+/** Every answer that is a group carries its ETag (src/rpc/counteragent-service.ts, answerGroup). */
+const GROUP_MESSAGE = "docflow.legacy.CounteragentGroup";
 
 /** `…/messages/{message_id}/documents/{document_id}:restore` → "Document": the last collection, singular. */
 function resourceOf(template: string): string {

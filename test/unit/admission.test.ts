@@ -494,19 +494,28 @@ describe("a client under its share is never refused because another floods", () 
   });
 });
 
+/**
+ * `calls` calls of `ms` each, one after the other (the rate becomes known),
+ * then one running and five waiting: six ahead of the next call. Returns the time.
+ */
+function sixAhead(g: ReturnType<typeof gate>, calls: number, ms: number): number {
+  let t = 0;
+  for (let i = 0; i < calls; i++) {
+    const ticket = g.a.enter("c", "r") as Ticket;
+    t += ms;
+    g.at(t);
+    g.a.leave(ticket);
+  }
+  for (let i = 0; i < 6; i++) g.a.enter("c", "r");
+  return t;
+}
+
 describe("deadlines: no call waits past its own", () => {
   it("a call whose deadline cannot be met is refused at once, once the service's rate is known", () => {
-    const { a, at } = gate({ floor: 1, max: 1 });
+    const g = gate({ floor: 1, max: 1 });
+    const { a } = g;
     // 200 calls of 10 ms each: the rate is known, and sure (0.1 calls per ms).
-    let t = 0;
-    for (let i = 0; i < 200; i++) {
-      const ticket = a.enter("c", "r") as Ticket;
-      t += 10;
-      at(t);
-      a.leave(ticket);
-    }
-    a.enter("c", "r");
-    for (let i = 0; i < 5; i++) a.enter("c", "r");
+    const t = sixAhead(g, 200, 10);
     // Six ahead at 10 ms each: a deadline 20 ms away cannot be met.
     expect(a.enter("c", "r", t + 20)).toBe(Refusal.Deadline);
     expect(a.enter("c", "r", t + 5_000)).toBeInstanceOf(Waiter);
@@ -514,42 +523,31 @@ describe("deadlines: no call waits past its own", () => {
 
   it("a cold instance (fewer than 200 calls finished, slow as first calls are) refuses no call on a predicted wait: it waits, and is refused only when its deadline comes", async () => {
     vi.useFakeTimers();
-    const { a, at } = gate({ floor: 1, max: 1 });
+    const g = gate({ floor: 1, max: 1 });
+    const { a } = g;
     // Ten first calls of 100 ms each: a rate of 0.01 calls per ms, which would predict
     // 600 ms for the six waiting; before, a deadline 500 ms away was refused at once (the
     // bench's closed loops were refused at start that way, 11 s predicted for 0.8 s).
-    let t = 0;
-    for (let i = 0; i < 10; i++) {
-      const ticket = a.enter("c", "r") as Ticket;
-      t += 100;
-      at(t);
-      a.leave(ticket);
-    }
-    a.enter("c", "r");
-    for (let i = 0; i < 5; i++) a.enter("c", "r");
+    const t = sixAhead(g, 10, 100);
     const waiter = a.enter("c", "r", t + 500);
     expect(waiter).toBeInstanceOf(Waiter);
     let outcome: unknown;
     (waiter as Waiter).settle = (o) => {
       outcome = o;
     };
-    at(t + 500);
-    await vi.advanceTimersByTimeAsync(20);
-    vi.useRealTimers();
+    g.at(t + 500);
+    try {
+      await vi.advanceTimersByTimeAsync(20);
+    } finally {
+      vi.useRealTimers();
+    }
     expect(outcome).toBe(Refusal.Deadline);
   });
 
   it("a call with no deadline of its own, whose wait passes the service's: over capacity (503), not a deadline (a legacy 500)", () => {
-    const { a, at } = gate({ floor: 1, max: 1, callDeadlineMs: 50 });
-    let t = 0;
-    for (let i = 0; i < 200; i++) {
-      const ticket = a.enter("c", "r") as Ticket;
-      t += 10;
-      at(t);
-      a.leave(ticket);
-    }
-    a.enter("c", "r");
-    for (let i = 0; i < 5; i++) a.enter("c", "r");
+    const g = gate({ floor: 1, max: 1, callDeadlineMs: 50 });
+    const { a } = g;
+    const t = sixAhead(g, 200, 10);
     // Six ahead at 10 ms each: 60 ms, past the service's 50 ms.
     expect(a.enter("c", "r")).toBe(Refusal.Overloaded);
     // The same wait with a client's deadline shorter than the service's: its deadline.
