@@ -4,7 +4,7 @@
  * subscriptions of another employee. Shared by the bench, the floors and the
  * load generators, so every side asks the same question.
  */
-import { toBinary } from "@bufbuild/protobuf";
+import { create, toBinary } from "@bufbuild/protobuf";
 import { GetCounteragentsFromGroupRequestSchema } from "../gen/docflow/api/v1/counteragents_pb";
 
 export const BENCH = {
@@ -87,12 +87,14 @@ export const CONNECT_PATH = "/docflow.api.v1.CounteragentService/GetCounteragent
 
 /** The one request message of GetCounteragentsFromGroup, in binary (Connect and gRPC). */
 export function groupRequestBytes(): Uint8Array {
-  return toBinary(GetCounteragentsFromGroupRequestSchema, {
-    $typeName: "docflow.api.v1.GetCounteragentsFromGroupRequest",
-    boxId: BENCH.boxId,
-    counteragentGroupId: BENCH.groupId,
-    count: BENCH.count,
-  });
+  return toBinary(
+    GetCounteragentsFromGroupRequestSchema,
+    create(GetCounteragentsFromGroupRequestSchema, {
+      boxId: BENCH.boxId,
+      counteragentGroupId: BENCH.groupId,
+      count: BENCH.count,
+    }),
+  );
 }
 
 /** One HTTP/1.1 call, as autocannon sends it. */

@@ -212,8 +212,11 @@ function serviceCommand(root = ROOT): { argv: string[]; env: Record<string, stri
       .map((word) => [word.slice(0, word.indexOf("=")), word.slice(word.indexOf("=") + 1)]),
   );
   const [script, ...flags] = start[2].trim().split(/\s+/).reverse();
+  // BENCH_SERVICE_NODE_FLAGS="--cpu-prof --cpu-prof-dir=DIR": Node flags for the service
+  // alone (NODE_OPTIONS refuses --cpu-prof, and would profile the bench and baselines too).
+  const extra = (process.env.BENCH_SERVICE_NODE_FLAGS ?? "").split(/\s+/).filter(Boolean);
   return {
-    argv: [process.execPath, ...flags.reverse(), join(root, script ?? "dist/main.js")],
+    argv: [process.execPath, ...flags.reverse(), ...extra, join(root, script ?? "dist/main.js")],
     env,
   };
 }

@@ -265,8 +265,21 @@ export class Admission {
 
   /** The event loop's delay while calls wait, ms (0 otherwise): time a call has spent before admission saw it. */
   get loopDelayMs(): number {
-    if (!this.loopWatched || this.loopDelay.count === 0) return 0;
-    return Math.max(0, this.loopDelay.percentile(50) / 1e6 - 10);
+    return this.loopDelayRead;
+  }
+
+  /**
+   * The loop delay as last read, by the queue's check (every EXPIRY_CHECK_MS): a
+   * histogram's percentile walks its buckets, and read on every arrival it cost 2 % of
+   * the core under a flood (a CPU profile at 5x, docs/performance.md).
+   */
+  private loopDelayRead = 0;
+
+  private readLoopDelay(): void {
+    this.loopDelayRead =
+      !this.loopWatched || this.loopDelay.count === 0
+        ? 0
+        : Math.max(0, this.loopDelay.percentile(50) / 1e6 - 10);
   }
 
   /** Calls finished per second of busy time now, as the wait is predicted from (0: not known yet). */
@@ -648,6 +661,7 @@ export class Admission {
     this.expiry = undefined;
     const now = this.now();
     this.reclaim(now);
+    this.readLoopDelay();
     this.expireWaiting(now);
     if (this.queued > 0) this.armExpiry();
     else this.watchLoop(false);
@@ -660,6 +674,7 @@ export class Admission {
     else {
       this.loopDelay.disable();
       this.loopDelay.reset();
+      this.loopDelayRead = 0;
     }
   }
 

@@ -38,6 +38,8 @@ import {
   DEFAULT_GROUP_ID,
   HEAD_DEPARTMENT_ID,
 } from "./model";
+import { decodeIndexKey, encodeIndexKey, type KeyScope } from "./index-key";
+import { type AipPageRequest, cursorOf, pageLengthOf, pagesByToken } from "./paging";
 import type { CounteragentGroupStore, CounteragentMembershipStore } from "./ports";
 import { CONTROLS, requireId, SPACES } from "./validate";
 
@@ -108,7 +110,15 @@ export interface GroupsPage {
   readonly groups: GroupView[];
   /** Groups of the box over all pages. */
   readonly totalCount: number;
+  /** AIP-158: the token of the page after this one, "" at the end of the listing. */
+  readonly nextPageToken: string;
 }
+
+/**
+ * The scope a groups listing's page tokens are sealed to: the box, and no group (a
+ * counteragents listing's keys name one, so neither list takes the other's tokens).
+ */
+const groupsListing = (boxId: string): KeyScope => ({ boxId, counteragentGroupId: "" });
 
 export interface CounteragentMove {
   readonly boxId: string;
@@ -158,11 +168,20 @@ export function checkGroupName(raw: string): string {
 export async function createCounteragentGroup(
   deps: CounteragentGroupDeps,
   caller: Caller,
-  request: { readonly boxId: string; readonly group?: GroupToCreate | undefined },
+  request: {
+    readonly boxId: string;
+    readonly group?: GroupToCreate | undefined;
+    /** AIP-155: a UUID the client chose for this create; "" or absent: none. */
+    readonly requestId?: string | undefined;
+  },
 ): Promise<GroupView> {
   const boxId = requireId("boxId", request.boxId);
   if (!request.group) {
     throw invalidArgument("the group to create is required");
+  }
+  const requestId = request.requestId ?? "";
+  if (requestId !== "" && !UUID.test(requestId)) {
+    throw invalidArgument("request_id must be a UUID (AIP-155)");
   }
   const name = checkGroupName(request.group.name);
   const listed = checkDepartmentIds(request.group.departments);
@@ -170,14 +189,108 @@ export async function createCounteragentGroup(
   requireDepartmentsOf(box, listed);
   const group: CounteragentGroup = {
     boxId,
-    counteragentGroupId: randomUUID(),
+    counteragentGroupId: requestId === "" ? randomUUID() : groupIdOfRequest(boxId, requestId),
     name,
     departmentIds: listed.length === 0 ? undefined : listed,
     createdAt: deps.now(),
     deletingSince: undefined,
   };
-  await deps.counteragentGroups.insertGroup(group);
+  if (requestId === "") {
+    await deps.counteragentGroups.insertGroup(group);
+    return viewOf(group);
+  }
+  // A retry: what the first call created, found by the id the request id gives.
+  const earlier = await deps.counteragentGroups.findGroup(boxId, group.counteragentGroupId);
+  if (earlier) return retriedCreate(earlier, group);
+  try {
+    await deps.counteragentGroups.insertGroup(group);
+  } catch (error) {
+    // Two calls with one request id at once: the one that stored the group answers both.
+    const stored = await deps.counteragentGroups.findGroup(boxId, group.counteragentGroupId);
+    if (stored) return retriedCreate(stored, group);
+    throw error;
+  }
   return viewOf(group);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The id of the group a create with `requestId` makes: the same for every retry, and
+ * for no other box or request id (a UUID of version 8 from SHA-256 of both).
+ */
+function groupIdOfRequest(boxId: string, requestId: string): string {
+  const hash = createHash("sha256")
+    .update(`${boxId}\u0000${requestId.toLowerCase()}`)
+    .digest();
+  hash[6] = ((hash[6] ?? 0) & 0x0f) | 0x80;
+  hash[8] = ((hash[8] ?? 0) & 0x3f) | 0x80;
+  const hex = hash.subarray(0, 16).toString("hex");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** A create retried with its request id: the group it made, when it asked for the same group (AIP-155). */
+function retriedCreate(stored: CounteragentGroup, asked: CounteragentGroup): GroupView {
+  if (
+    stored.deletingSince === undefined &&
+    stored.name === asked.name &&
+    sameDepartments(stored.departmentIds, asked.departmentIds)
+  ) {
+    return viewOf(stored);
+  }
+  throw conflict(
+    stored.deletingSince === undefined
+      ? "request_id was used to create another group"
+      : "the group this request_id created is being deleted",
+    "CounteragentGroup.RequestIdReused",
+  );
+}
+
+function sameDepartments(
+  a: readonly string[] | undefined,
+  b: readonly string[] | undefined,
+): boolean {
+  const left = [...(a ?? [])].sort();
+  const right = [...(b ?? [])].sort();
+  return left.length === right.length && left.every((id, i) => id === right[i]);
+}
+
+/** The fields an update mask may name, by their names with case and underscores ignored. */
+const MASKABLE = {
+  name: ["name"],
+  groupdepartments: ["groupDepartments"],
+  "*": ["name", "groupDepartments"],
+} as const satisfies Record<string, readonly (keyof GroupChanges)[]>;
+
+/**
+ * AIP-134: the changes an update mask selects. A field it names is written, and
+ * cleared when `changes` leaves it out (the departments to any department; a name
+ * cannot be cleared); a field it does not name stays as it is, whatever `changes`
+ * says. No mask (no paths): `changes` as it is.
+ */
+function masked(changes: GroupChanges, paths: readonly string[]): GroupChanges {
+  if (paths.length === 0) return changes;
+  const named = new Set<keyof GroupChanges>();
+  for (const path of paths) {
+    const fields = (MASKABLE as Record<string, readonly (keyof GroupChanges)[]>)[
+      path.replaceAll("_", "").toLowerCase()
+    ];
+    if (!fields) {
+      throw invalidArgument(
+        `update_mask names "${path.slice(0, 64)}", which is no field of the changes: give Name, GroupDepartments or *`,
+      );
+    }
+    for (const field of fields) named.add(field);
+  }
+  if (named.has("name") && changes.name === undefined) {
+    throw invalidArgument("update_mask names Name, which cannot be cleared: give the new Name");
+  }
+  return {
+    name: named.has("name") ? changes.name : undefined,
+    groupDepartments: named.has("groupDepartments")
+      ? (changes.groupDepartments ?? { anyDepartment: true })
+      : undefined,
+  };
 }
 
 export async function updateCounteragentGroup(
@@ -186,10 +299,12 @@ export async function updateCounteragentGroup(
   request: GroupRef & {
     readonly changes?: GroupChanges | undefined;
     readonly ifMatch?: GroupPrecondition | undefined;
+    /** AIP-134's update_mask: the fields of `changes` to write; absent or empty: what `changes` carries. */
+    readonly updateMask?: readonly string[] | undefined;
   },
 ): Promise<GroupView> {
   const ref = checkStoredGroupRef(request, "changed");
-  const changes = request.changes ?? {};
+  const changes = masked(request.changes ?? {}, request.updateMask ?? []);
   const name = changes.name === undefined ? undefined : checkGroupName(changes.name);
   let departmentIds: string[] | null | undefined;
   const patch = changes.groupDepartments;
@@ -328,28 +443,53 @@ export async function getCounteragentGroup(
 export async function getCounteragentGroups(
   deps: CounteragentGroupDeps,
   caller: Caller,
-  request: {
+  request: AipPageRequest & {
     readonly boxId: string;
     readonly page?: number | undefined;
     readonly count?: number | undefined;
   },
 ): Promise<GroupsPage> {
   const boxId = requireId("boxId", request.boxId);
+  const count = pageLengthOf(request, DEFAULT_GROUPS_PAGE_SIZE, MAX_GROUPS_PAGE_SIZE);
+  const byToken = pagesByToken(request);
+  if (byToken && request.page !== undefined) {
+    throw invalidArgument("give page_size and page_token, or page, not both");
+  }
   const page = request.page ?? DEFAULT_GROUPS_PAGE;
   if (!Number.isInteger(page) || page < 1 || page > MAX_PAGE) {
     throw invalidArgument("page must be an integer from 1");
   }
-  const count = request.count ?? DEFAULT_GROUPS_PAGE_SIZE;
-  if (!Number.isInteger(count) || count < 1 || count > MAX_GROUPS_PAGE_SIZE) {
-    throw invalidArgument(`count must be an integer from 1 to ${MAX_GROUPS_PAGE_SIZE}`);
-  }
+  const scope = groupsListing(boxId);
+  const token = cursorOf(request.pageToken, request.page, "page");
+  const after = token === undefined ? undefined : decodeIndexKey(scope, token, "page_token");
   await authorize(deps, caller, boxId);
-  // A box has few groups (docs/api.md §7): an offset page is fine here.
-  const [groups, totalCount] = await Promise.all([
-    deps.counteragentGroups.listGroups(boxId, (page - 1) * count, count),
-    deps.counteragentGroups.countGroups(boxId),
+  const store = deps.counteragentGroups;
+  // One more than the page: whether another page follows. A box has few groups
+  // (docs/api.md §7): the legacy page is an offset; a page token is the keyset.
+  const [read, totalCount] = await Promise.all([
+    byToken
+      ? store.listGroupsAfter(
+          boxId,
+          after && {
+            createdAt: after.position.joinedGroupAt,
+            counteragentGroupId: after.position.counteragentBoxId,
+          },
+          count + 1,
+        )
+      : store.listGroups(boxId, (page - 1) * count, count + 1),
+    store.countGroups(boxId),
   ]);
-  return { groups: groups.map(viewOf), totalCount };
+  const groups = read.slice(0, count);
+  const last = groups.at(-1);
+  const nextPageToken =
+    read.length > count && last
+      ? encodeIndexKey(
+          scope,
+          { joinedGroupAt: last.createdAt, counteragentBoxId: last.counteragentGroupId },
+          totalCount,
+        )
+      : "";
+  return { groups: groups.map(viewOf), totalCount, nextPageToken };
 }
 
 /** Moves a counteragent into a group; see the top of this file for the race with Delete. */

@@ -1,9 +1,10 @@
 /** GetCounteragentsFromGroup (docs/api.md §6.2): keyset paging over a group's counteragents. */
 import type { BoxAccessDeps } from "./box-access";
 import { openBox } from "./box-access";
-import { invalidArgument, notFound, permissionDenied } from "./errors";
+import { notFound, permissionDenied } from "./errors";
 import { decodeIndexKey, encodeIndexKey } from "./index-key";
 import { type Caller, CounteragentStatus, DEFAULT_GROUP_ID } from "./model";
+import { type AipPageRequest, cursorOf, pageLengthOf } from "./paging";
 import type { CounteragentStore } from "./ports";
 import { requireId } from "./validate";
 
@@ -14,7 +15,7 @@ export interface CounteragentDeps extends BoxAccessDeps {
   readonly counteragents: CounteragentStore;
 }
 
-export interface GroupPageRequest {
+export interface GroupPageRequest extends AipPageRequest {
   readonly boxId: string;
   readonly counteragentGroupId: string;
   readonly afterIndexKey?: string | undefined;
@@ -28,6 +29,8 @@ export interface GroupPage {
   readonly totalCount: number;
   /** Key of the last item; undefined only when the page is empty. */
   readonly afterIndexKey: string | undefined;
+  /** AIP-158: the same key when more counteragents follow, "" at the end of the listing. */
+  readonly nextPageToken: string;
 }
 
 export async function getCounteragentsFromGroup(
@@ -39,13 +42,15 @@ export async function getCounteragentsFromGroup(
     boxId: requireId("boxId", request.boxId),
     counteragentGroupId: requireId("counteragentGroupId", request.counteragentGroupId),
   };
-  const count = request.count ?? DEFAULT_PAGE_SIZE;
-  if (!Number.isInteger(count) || count < 1 || count > MAX_PAGE_SIZE) {
-    throw invalidArgument(`count must be an integer from 1 to ${MAX_PAGE_SIZE}`);
-  }
+  const count = pageLengthOf(request, DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE);
+  // A page token is the same key as afterIndexKey (sealed to the box and group).
+  const token = cursorOf(request.pageToken, request.afterIndexKey, "afterIndexKey");
   // The key is judged only by decodeIndexKey: it is longer than an identifier may be.
-  const key = request.afterIndexKey;
-  const after = key === undefined || key === "" ? undefined : decodeIndexKey(scope, key);
+  const key = token ?? request.afterIndexKey;
+  const after =
+    key === undefined || key === ""
+      ? undefined
+      : decodeIndexKey(scope, key, token === undefined ? "afterIndexKey" : "page_token");
 
   const { self } = await openBox(deps, caller, scope.boxId);
   if (!self.isAdministrator || !self.canManageCounteragents) {
@@ -64,10 +69,12 @@ export async function getCounteragentsFromGroup(
   if (after !== undefined && after.totalCount === undefined) {
     await store.ensureListingKeys(boxId, counteragentGroupId, status);
   }
-  const [page, totalCount] = await Promise.all([
-    store.listMembers(boxId, counteragentGroupId, status, after?.position, count),
+  // One more than the page: whether another page follows (next_page_token is empty at the end).
+  const [read, totalCount] = await Promise.all([
+    store.listMembers(boxId, counteragentGroupId, status, after?.position, count + 1),
     after?.totalCount ?? store.countMembers(boxId, counteragentGroupId, status),
   ]);
+  const page = read.length > count ? read.slice(0, count) : read;
   // A member never points at a group that does not exist (docs/api.md §6.4), so only
   // an empty page needs the group itself looked up: one round trip fewer.
   const exists =
@@ -81,9 +88,11 @@ export async function getCounteragentsFromGroup(
     );
   }
   const last = page.at(-1);
+  const afterIndexKey = last ? encodeIndexKey(scope, last, totalCount) : undefined;
   return {
     counteragentBoxIds: page.map((m) => m.counteragentBoxId),
     totalCount,
-    afterIndexKey: last ? encodeIndexKey(scope, last, totalCount) : undefined,
+    afterIndexKey,
+    nextPageToken: read.length > count ? (afterIndexKey ?? "") : "",
   };
 }

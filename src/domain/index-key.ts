@@ -54,9 +54,14 @@ export function encodeIndexKey(
   return Buffer.concat([payload, check(scope, payload)]).toString("base64url");
 }
 
-/** What a key stands for; 400 when it is not a key issued for this box and group. */
-export function decodeIndexKey(scope: KeyScope, key: string): PageKey {
-  const bad = () => invalidArgument("afterIndexKey is not a valid key for this group");
+/** What a key stands for; 400 when it is not a key issued for this box and group (`name`: the parameter it came in). */
+export function decodeIndexKey(scope: KeyScope, key: string, name = "afterIndexKey"): PageKey {
+  const bad = () =>
+    invalidArgument(
+      name === "afterIndexKey"
+        ? "afterIndexKey is not a valid key for this group"
+        : `${name} is not a token this list issued for these parameters`,
+    );
   if (key.length > MAX_INDEX_KEY_LENGTH || !/^[A-Za-z0-9_-]+$/.test(key)) {
     throw bad();
   }

@@ -114,12 +114,24 @@ export interface GroupState {
   readonly departmentIds: readonly string[] | undefined;
 }
 
+/** Where a listing of a box's groups is: the last group it gave. */
+export interface GroupListPosition {
+  readonly createdAt: Date;
+  readonly counteragentGroupId: string;
+}
+
 /** The counteragent groups of boxes; a group's members are on the counteragents themselves. */
 export interface CounteragentGroupStore {
   /** The stored group, also one being deleted; null when there is none. */
   findGroup(boxId: string, counteragentGroupId: string): Promise<CounteragentGroup | null>;
   /** Groups not being deleted, by creation time then id: `limit` of them after the first `skip`. */
   listGroups(boxId: string, skip: number, limit: number): Promise<CounteragentGroup[]>;
+  /** The same order, `limit` groups after `after` (a group's creation time and id), or from the first. */
+  listGroupsAfter(
+    boxId: string,
+    after: GroupListPosition | undefined,
+    limit: number,
+  ): Promise<CounteragentGroup[]>;
   /** The number of groups of the box not being deleted. */
   countGroups(boxId: string): Promise<number>;
   /**

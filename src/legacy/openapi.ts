@@ -43,7 +43,7 @@ import type { OpenApiStyle, Profile } from "../transcoder/profile";
 import type { Binding } from "../transcoder/rules";
 import { MAX_REQUEST_BYTES } from "../wire/body";
 import { HTTP_ERRORS } from "../wire/errors";
-import { queryAliases, queryFields } from "./query";
+import { notOnLegacyPaths, queryAliases, queryFields } from "./query";
 
 /**
  * What every legacy operation may answer besides its own errors (docs/api.md
@@ -185,6 +185,7 @@ export const LEGACY_OPENAPI: OpenApiStyle = {
   directional: true,
   // Legacy JSON writes the proto names (legacy-json.ts: useProtoFieldName).
   propertyName: (field) => field.name,
+  omits: notOnLegacyPaths,
   property(field, derived, direction) {
     let schema = refined(field, stringBoolean(field, derived, direction));
     const required =

@@ -10,6 +10,9 @@
  * described in the OpenAPI document by its style (openapi.ts).
  */
 import {
+  clearField,
+  clone,
+  type DescField,
   type DescMessage,
   type DescMethod,
   getOption,
@@ -30,6 +33,7 @@ import { errorForm, wantsJson } from "../wire/plain";
 import { decodeRequest } from "./decode";
 import { type LegacyRoute, legacyRoutesOf } from "./http-rules";
 import { messageToLegacyJson } from "./legacy-json";
+import { notOnLegacyPaths } from "./query";
 import { LEGACY_OPENAPI } from "./openapi";
 
 const PROTOBUF_CONTENT_TYPE = "application/x-protobuf";
@@ -80,6 +84,7 @@ function writeAnswer(exchange: Exchange, schema: DescMessage, message: Message):
     // Restore/Delete: 200 with an empty body (SDKs treat 204 as a failure).
     return exchange.respond(200, {}, EMPTY);
   }
+  message = legacyFormOf(schema, message);
   // The body is JSON or protobuf by Accept (the exchange adds Accept, Accept-Encoding to Vary).
   return wantsJson(exchange.header("accept"))
     ? exchange.respond(
@@ -91,6 +96,22 @@ function writeAnswer(exchange: Exchange, schema: DescMessage, message: Message):
 }
 
 const EMPTY = new Uint8Array(0);
+
+/** Each answer message's fields the legacy paths never write, found once. */
+const hiddenFields = new WeakMap<DescMessage, readonly DescField[]>();
+
+/** The answer without its `(docflow.legacy.not_on_legacy_paths)` fields: the legacy wire as the SDKs know it. */
+function legacyFormOf(schema: DescMessage, message: Message): Message {
+  let hidden = hiddenFields.get(schema);
+  if (!hidden) {
+    hidden = schema.fields.filter(notOnLegacyPaths);
+    hiddenFields.set(schema, hidden);
+  }
+  if (hidden.length === 0) return message;
+  const copy = clone(schema, message);
+  for (const field of hidden) clearField(copy, field);
+  return copy;
+}
 
 /** The legacy status, text or problem+json by Accept, X-Service-ErrorCode, and `headers` (a 401's challenge, a refusal's Retry-After, a 405's Allow). */
 function writeError(

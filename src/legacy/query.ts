@@ -5,8 +5,22 @@
  * known parameter given twice is an error, and so is a field given under two
  * names with different values; unknown parameters are ignored.
  */
-import { type DescField, type DescMessage, getOption, ScalarType } from "@bufbuild/protobuf";
-import { query_alias } from "../../gen/docflow/legacy/options_pb";
+import {
+  type DescField,
+  type DescMessage,
+  getOption,
+  hasOption,
+  ScalarType,
+} from "@bufbuild/protobuf";
+import { not_on_legacy_paths, query_alias } from "../../gen/docflow/legacy/options_pb";
+
+/**
+ * A field the legacy paths neither read nor write, `(docflow.legacy.not_on_legacy_paths)`:
+ * the resource API's and the RPC protocols' additions (AIP-158 paging, AIP-155 request ids).
+ */
+export function notOnLegacyPaths(field: DescField): boolean {
+  return hasOption(field, not_on_legacy_paths) && getOption(field, not_on_legacy_paths);
+}
 
 export class QueryError extends Error {
   override readonly name = "QueryError";
@@ -21,7 +35,9 @@ export function queryFields(schema: DescMessage, bodyField: string): DescField[]
   if (bodyField === "*") {
     return [];
   }
-  return schema.fields.filter((f) => f.fieldKind === "scalar" || f.fieldKind === "enum");
+  return schema.fields.filter(
+    (f) => (f.fieldKind === "scalar" || f.fieldKind === "enum") && !notOnLegacyPaths(f),
+  );
 }
 
 /** Values by field local name, only for the parameters that are present. */

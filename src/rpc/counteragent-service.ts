@@ -36,11 +36,13 @@ export const counteragentService: ServiceImpl<typeof CounteragentService> = {
       CounteragentBoxId: page.counteragentBoxIds,
       TotalCount: page.totalCount,
       ...(page.afterIndexKey === undefined ? {} : { AfterIndexKey: page.afterIndexKey }),
+      nextPageToken: page.nextPageToken,
     });
   },
   async createCounteragentGroup(req, ctx) {
     const group = await createCounteragentGroup(depsOf(ctx), callerOf(ctx), {
       boxId: req.boxId,
+      requestId: req.requestId,
       group: req.group && {
         name: req.group.Name,
         departments: departmentList(req.group.Departments),
@@ -55,6 +57,7 @@ export const counteragentService: ServiceImpl<typeof CounteragentService> = {
       boxId: req.boxId,
       counteragentGroupId: req.counteragentGroupId,
       ifMatch: parseIfMatch(ctx.requestHeader.get(IF_MATCH)),
+      updateMask: req.updateMask?.paths,
       changes: changes && {
         // proto2 optional: an absent Name keeps the name, an empty one is a bad name.
         name: isFieldSet(changes, CounteragentGroupToUpdateSchema.field.Name)
@@ -84,6 +87,7 @@ export const counteragentService: ServiceImpl<typeof CounteragentService> = {
     return create(CounteragentGroupsListSchema, {
       Groups: page.groups.map(toCounteragentGroup),
       TotalCount: page.totalCount,
+      nextPageToken: page.nextPageToken,
     });
   },
   async addCounteragentToGroup(req, ctx) {

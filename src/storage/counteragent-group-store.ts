@@ -75,6 +75,32 @@ export function createCounteragentGroupStore(db: Db): CounteragentGroupStore {
         .toArray();
       return docs.map(toGroup);
     },
+    async listGroupsAfter(boxId, after, limit) {
+      // The keyset (creation time, id) of AIP-158's page tokens: one range on the order index.
+      const range: Filter<CounteragentGroupDocument> = after
+        ? {
+            $or: [
+              { createdAt: { $gt: after.createdAt } },
+              {
+                createdAt: after.createdAt,
+                counteragentGroupId: { $gt: after.counteragentGroupId },
+              },
+            ],
+          }
+        : {};
+      const docs = await groups
+        .find(
+          { boxId, ...LIVE, ...range },
+          {
+            sort: { createdAt: 1, counteragentGroupId: 1 },
+            limit,
+            hint: GROUP_ORDER_INDEX,
+            projection: GROUP_PROJECTION,
+          },
+        )
+        .toArray();
+      return docs.map(toGroup);
+    },
     countGroups(boxId) {
       return groups.countDocuments({ boxId, ...LIVE });
     },

@@ -25,6 +25,8 @@ export interface SchemaStyle {
   readonly directional?: boolean;
   /** A field's name in the profile's JSON (default: its JSON name). */
   propertyName?(field: DescField): string;
+  /** A field the profile never reads nor writes: not in its schemas (default: none). */
+  omits?(field: DescField): boolean;
   /**
    * A field's schema in the profile's JSON, refined from `derived` (this
    * mapping's), and whether every message of the direction has it
@@ -212,6 +214,7 @@ export function createComponents(describe: (name: string) => string | undefined)
     const properties: Json = {};
     const required: string[] = [];
     for (const field of message.fields) {
+      if (style.omits?.(field)) continue;
       const derived = fieldSchema(field, ref);
       const { schema, required: always } = style.property?.(field, derived, direction) ?? {
         schema: derived,

@@ -3,9 +3,11 @@
  * SDKs call it, paging a group while members move, and the races of Add and
  * Delete (the rules themselves: test/in-memory/counteragent-groups.test.ts).
  */
-import { create, fromBinary, toBinary } from "@bufbuild/protobuf";
+import { create, fromBinary, isFieldSet, toBinary } from "@bufbuild/protobuf";
+import { FieldMaskSchema } from "@bufbuild/protobuf/wkt";
 import { beforeEach, describe, expect, it } from "vitest";
 import {
+  CounteragentGroupDepartmentPatchSchema,
   CounteragentGroupSchema,
   CounteragentGroupsListSchema,
   CounteragentGroupToCreateSchema,
@@ -22,6 +24,7 @@ import {
   fixture,
   groupCalls,
   NORTH,
+  PARTNER_IDS,
   PARTNERS,
   RACE_BOX,
   RACERS,
@@ -30,7 +33,7 @@ import {
   SUPPLIERS,
   UUID,
 } from "../support/counteragent-groups";
-import { legacy, useHarness } from "../support/harness";
+import { legacy, RPC_PROTOCOLS, useHarness } from "../support/harness";
 import { call, expectOk, PROTOCOLS, type Protocol } from "../support/protocols";
 
 /** What the race tests run between an add's group check and its write. */
@@ -468,4 +471,194 @@ describe("If-Match (AIP-154): the same precondition on every protocol, as a head
     expect(deleted).toMatchObject({ ok: false, status: 412 });
     expect(await getGroup("in-memory", PARTNERS)).toMatchObject({ ok: true });
   });
+});
+
+// ---------------------------------------------------------------- AIP-158, AIP-134, AIP-155 on the RPC protocols
+
+describe("AIP-158 paging, AIP-134 update masks and AIP-155 request ids: the same on every RPC protocol", () => {
+  const listMembers = (p: Protocol, pageSize: number, pageToken = "", extra = {}) =>
+    call(
+      h,
+      p,
+      rpc.getCounteragentsFromGroup,
+      create(rpc.getCounteragentsFromGroup.input, {
+        boxId: BOX,
+        counteragentGroupId: PARTNERS,
+        pageSize,
+        pageToken,
+        ...extra,
+      }),
+      auth("admin"),
+    );
+  const listGroups = (p: Protocol, pageSize: number, pageToken = "", extra = {}) =>
+    call(
+      h,
+      p,
+      rpc.getCounteragentGroups,
+      create(rpc.getCounteragentGroups.input, { boxId: BOX, pageSize, pageToken, ...extra }),
+      auth("admin"),
+    );
+  const update = (p: Protocol, paths: string[], changes: Parameters<typeof create>[1]) =>
+    call(
+      h,
+      p,
+      rpc.updateCounteragentGroup,
+      create(rpc.updateCounteragentGroup.input, {
+        boxId: BOX,
+        counteragentGroupId: SUPPLIERS,
+        changes: create(CounteragentGroupToUpdateSchema, changes as never),
+        updateMask: create(FieldMaskSchema, { paths }),
+      }),
+      auth("admin"),
+    );
+  const createWithId = (p: Protocol, name: string, requestId: string) =>
+    call(
+      h,
+      p,
+      rpc.createCounteragentGroup,
+      create(rpc.createCounteragentGroup.input, {
+        boxId: BOX,
+        group: create(CounteragentGroupToCreateSchema, { Name: name }),
+        requestId,
+      }),
+      auth("admin"),
+    );
+  const requestIdOf = (p: Protocol, n: number) =>
+    `${String(RPC_PROTOCOLS.indexOf(p as never) + 1).padStart(8, "0")}-0000-4000-8000-${String(n).padStart(12, "0")}`;
+
+  it.each(RPC_PROTOCOLS)(
+    "%s: page_size and page_token walk a group's counteragents to an empty next_page_token; a size over 100 is 100",
+    async (p) => {
+      const seen: string[][] = [];
+      let token = "";
+      do {
+        const page = expectOk(await listMembers(p, 2, token));
+        seen.push(page.CounteragentBoxId);
+        expect(page.TotalCount).toBe(PARTNER_IDS.length);
+        token = page.nextPageToken ?? "";
+      } while (token !== "" && seen.length < 10);
+      expect(seen).toEqual([
+        ["p-01", "p-02"],
+        ["p-03", "p-04"],
+        ["p-05"],
+      ]);
+      const all = expectOk(await listMembers(p, 1000));
+      expect(all.CounteragentBoxId).toEqual(PARTNER_IDS);
+      expect(all.nextPageToken).toBe("");
+    },
+  );
+
+  it.each(RPC_PROTOCOLS)(
+    "%s: page_size and page_token walk the groups by creation, then id (a tie on creation included)",
+    async (p) => {
+      const seen: string[] = [];
+      let token = "";
+      do {
+        const page = expectOk(await listGroups(p, 1, token));
+        expect(page.Groups.length).toBeLessThanOrEqual(1);
+        seen.push(...page.Groups.map((g) => g.CounteragentGroupId));
+        token = page.nextPageToken ?? "";
+      } while (token !== "" && seen.length < 10);
+      // Partners and Suppliers were created at the same instant: the id decides.
+      expect(seen).toEqual([PARTNERS, SUPPLIERS, ARCHIVE]);
+    },
+  );
+
+  it.each(RPC_PROTOCOLS)(
+    "%s: paging mixed with the legacy paging, a negative size, a token of another list or altered: 400",
+    async (p) => {
+      const first = expectOk(await listMembers(p, 2));
+      const bad = { ok: false, status: 400 };
+      expect(await listMembers(p, 2, first.nextPageToken, { afterIndexKey: first.AfterIndexKey })).toMatchObject(bad);
+      expect(await listMembers(p, 2, "", { count: 2 })).toMatchObject(bad);
+      expect(await listMembers(p, -1)).toMatchObject(bad);
+      expect(await listGroups(p, 1, first.nextPageToken)).toMatchObject(bad);
+      const groups = expectOk(await listGroups(p, 1));
+      expect(await listGroups(p, 1, groups.nextPageToken, { page: 2 })).toMatchObject(bad);
+      expect(await listGroups(p, 1, `${groups.nextPageToken?.slice(0, -2)}AA`)).toMatchObject(bad);
+    },
+  );
+
+  it.each(RPC_PROTOCOLS)(
+    "%s: update_mask writes only the fields it names; a named field left out is cleared; an unknown one is a 400 and changes nothing",
+    async (p) => {
+      // Suppliers: departments [SALES]. The mask names Name only: the departments stay.
+      const renamed = expectOk(
+        await update(p, ["name"], {
+          Name: `${p} renamed`,
+          GroupDepartments: create(CounteragentGroupDepartmentPatchSchema, { AnyDepartment: true }),
+        }),
+      );
+      expect(renamed.Name).toBe(`${p} renamed`);
+      expect(renamed.Departments?.DepartmentIds).toEqual([SALES]);
+      // The mask names GroupDepartments, which the changes leave out: any department.
+      const cleared = expectOk(await update(p, ["group_departments"], { Name: "ignored" }));
+      expect(cleared.Name).toBe(`${p} renamed`);
+      expect(cleared.Departments).toBeUndefined();
+      expect(await update(p, ["departments"], { Name: "x" })).toMatchObject({ ok: false, status: 400 });
+      expect(await update(p, ["name"], {})).toMatchObject({ ok: false, status: 400 });
+      const group = (await storedGroups(BOX)).find((g) => g.counteragentGroupId === SUPPLIERS);
+      expect(group?.name).toBe(`${p} renamed`);
+      expect(group?.departmentIds).toBeUndefined();
+    },
+  );
+
+  it.each(RPC_PROTOCOLS)(
+    "%s: a create retried with its request_id answers the same group and stores one; another group under it: 409; not a UUID: 400",
+    async (p) => {
+      const id = requestIdOf(p, 1);
+      const first = expectOk(await createWithId(p, `${p} retried`, id));
+      const again = expectOk(await createWithId(p, `${p} retried`, id));
+      expect(again.CounteragentGroupId).toBe(first.CounteragentGroupId);
+      expect(
+        (await storedGroups(BOX)).filter((g) => g.name === `${p} retried`),
+      ).toHaveLength(1);
+      expect(await createWithId(p, `${p} other`, id)).toMatchObject({
+        ok: false,
+        status: 409,
+        errorCode: "CounteragentGroup.RequestIdReused",
+      });
+      expect(await createWithId(p, `${p} x`, "not-a-uuid")).toMatchObject({ ok: false, status: 400 });
+      // Without a request id, two creates of one name: the second is the duplicate name.
+      expect(await createWithId(p, `${p} retried`, "")).toMatchObject({
+        ok: false,
+        errorCode: "CounteragentGroup.DuplicateName",
+      });
+    },
+  );
+
+  it("two creates with one request_id at once: both answer the one group stored", async () => {
+    const id = "99999999-0000-4000-8000-000000000001";
+    const [a, b] = await Promise.all([
+      createWithId("grpc", "Raced", id),
+      createWithId("connect-json", "Raced", id),
+    ]);
+    expect(expectOk(a).CounteragentGroupId).toBe(expectOk(b).CounteragentGroupId);
+    expect((await storedGroups(BOX)).filter((g) => g.name === "Raced")).toHaveLength(1);
+  });
+
+  it.each(["legacy-protobuf", "legacy-json"] as const)(
+    "%s: the legacy paths take no page_size (count and page as before) and write no next_page_token",
+    async (p) => {
+      const groups = await legacy(h, {
+        method: "GET",
+        path: `/GetCounteragentGroups?boxId=${BOX}&count=1&pageSize=2`,
+        headers: {
+          authorization: auth("admin"),
+          ...(p === "legacy-json" ? { accept: "application/json" } : {}),
+        },
+      });
+      expect(groups.status, groups.text).toBe(200);
+      const list =
+        p === "legacy-json"
+          ? JSON.parse(groups.text)
+          : fromBinary(CounteragentGroupsListSchema, groups.body);
+      expect(list.Groups).toHaveLength(1);
+      if (p === "legacy-json") {
+        expect(Object.keys(list).sort()).toEqual(["Groups", "TotalCount"]);
+      } else {
+        expect(isFieldSet(list, CounteragentGroupsListSchema.field.nextPageToken)).toBe(false);
+      }
+    },
+  );
 });

@@ -127,6 +127,71 @@ describe("counteragent groups: List, Get, Create, Update (PATCH), Delete, and ad
     expect(json(next).CounteragentBoxId).toEqual([CA(3)]);
   });
 
+  it("AIP-158: pageSize and pageToken walk the counteragents to an empty nextPageToken, and the groups the same way", async () => {
+    const walk = async (path: string, items: (page: Record<string, unknown>) => unknown[]) => {
+      const seen: unknown[][] = [];
+      let token = "";
+      do {
+        const res = await v1("GET", `${path}?pageSize=2${token && `&pageToken=${encodeURIComponent(token)}`}`);
+        expect(res.status, res.text).toBe(200);
+        const page = json(res);
+        seen.push(items(page));
+        expect(typeof page.nextPageToken).toBe("string");
+        token = page.nextPageToken;
+      } while (token !== "" && seen.length < 10);
+      return seen;
+    };
+    expect(
+      await walk(`/counteragentGroups/${GROUP}/counteragents`, (p) => p.CounteragentBoxId as string[]),
+    ).toEqual([[CA(1), CA(2)], [CA(3)]]);
+    await v1("POST", "/counteragentGroups", { Name: "Second" });
+    await v1("POST", "/counteragentGroups", { Name: "Third" });
+    const names = await walk("/counteragentGroups", (p) =>
+      (p.Groups as { Name: string }[]).map((g) => g.Name),
+    );
+    expect(names).toEqual([["Partners", "Second"], ["Third"]]);
+    const mixed = await v1("GET", "/counteragentGroups?pageSize=2&page=1");
+    expect(mixed.status).toBe(400);
+    expect(json(mixed).error).toMatchObject({ status: "INVALID_ARGUMENT" });
+    const forged = await v1("GET", "/counteragentGroups?pageToken=AAAAAAAAAAAAAAAAAAAAAAAAAAAA");
+    expect(forged.status).toBe(400);
+  });
+
+  it("AIP-134: a PATCH with updateMask writes the fields it names only; a path it does not know: 400, nothing changes", async () => {
+    const created = json(
+      await v1("POST", "/counteragentGroups", {
+        Name: "Masked",
+        Departments: { DepartmentIds: [] },
+      }),
+    );
+    const path = `/counteragentGroups/${created.CounteragentGroupId}`;
+    const res = await v1("PATCH", `${path}?updateMask=groupDepartments`, { Name: "Not this" });
+    expect(res.status, res.text).toBe(200);
+    expect(json(res)).toMatchObject({ Name: "Masked" });
+    const unknown = await v1("PATCH", `${path}?updateMask=name,color`, { Name: "Not this either" });
+    expect(unknown.status).toBe(400);
+    expect(json(unknown).error.message).toMatch(/update_mask names "color"/);
+    const stored = await h.db
+      .collection("counteragentGroups")
+      .findOne({ counteragentGroupId: created.CounteragentGroupId });
+    expect(stored?.name).toBe("Masked");
+  });
+
+  it("AIP-155: a create retried with its requestId answers 201 with the same group and Location, and stores one group", async () => {
+    const requestId = "5f0c3e2a-1b7d-4c1e-9a55-0d6f2b8e4a10";
+    const first = await v1("POST", `/counteragentGroups?requestId=${requestId}`, { Name: "Once" });
+    const retry = await v1("POST", `/counteragentGroups?requestId=${requestId}`, { Name: "Once" });
+    expect(first.status, first.text).toBe(201);
+    expect(retry.status, retry.text).toBe(201);
+    expect(json(retry).CounteragentGroupId).toBe(json(first).CounteragentGroupId);
+    expect(retry.headers.location).toBe(first.headers.location);
+    expect(retry.headers.etag).toBe(first.headers.etag);
+    expect(await h.db.collection("counteragentGroups").countDocuments({ name: "Once" })).toBe(1);
+    const other = await v1("POST", `/counteragentGroups?requestId=${requestId}`, { Name: "Twice" });
+    expect(other.status).toBe(409);
+    expect(json(other).error.details[0].metadata.errorCode).toBe("CounteragentGroup.RequestIdReused");
+  });
+
   it("POST …/counteragents/{counteragent}:add moves a counteragent into the group", async () => {
     const res = await v1("POST", `/counteragentGroups/${GROUP}/counteragents/${CA(9)}:add`);
     expect(res.status, res.text).toBe(200);

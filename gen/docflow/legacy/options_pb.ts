@@ -15,7 +15,7 @@ import type { Message } from "@bufbuild/protobuf";
  * Describes the file docflow/legacy/options.proto.
  */
 export const file_docflow_legacy_options: GenFile = /*@__PURE__*/
-  fileDesc("Chxkb2NmbG93L2xlZ2FjeS9vcHRpb25zLnByb3RvEg5kb2NmbG93LmxlZ2FjeSI5CgxJbnRlZ2VyUmFuZ2USCwoDbWluGAEgASgDEgsKA21heBgCIAEoAxIPCgdkZWZhdWx0GAMgASgDIjAKCUh0dHBFcnJvchIOCgZzdGF0dXMYASABKAUSEwoLZGVzY3JpcHRpb24YAiABKAkqRAoLSHR0cFByb2ZpbGUSHAoYSFRUUF9QUk9GSUxFX1VOU1BFQ0lGSUVEEAASFwoTSFRUUF9QUk9GSUxFX0xFR0FDWRABOkAKC2pzb25fc3RyaW5nEh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxjRhgMgASgIUgpqc29uU3RyaW5nOmIKDWludGVnZXJfcmFuZ2USHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGNKGAyABKAsyHC5kb2NmbG93LmxlZ2FjeS5JbnRlZ2VyUmFuZ2VSDGludGVnZXJSYW5nZTpACgtxdWVyeV9hbGlhcxIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMY1YYDIAMoCVIKcXVlcnlBbGlhczpcCgtodHRwX2Vycm9ycxIeLmdvb2dsZS5wcm90b2J1Zi5NZXRob2RPcHRpb25zGNOGAyADKAsyGS5kb2NmbG93LmxlZ2FjeS5IdHRwRXJyb3JSCmh0dHBFcnJvcnM6YAoMaHR0cF9wcm9maWxlEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMY1IYDIAEoDjIbLmRvY2Zsb3cubGVnYWN5Lkh0dHBQcm9maWxlUgtodHRwUHJvZmlsZUJkChJjb20uZG9jZmxvdy5sZWdhY3lQAVo7Z2l0aHViLmNvbS9kb2NmbG93L2RvY2Zsb3ctYXBpL2dlbi9nby9kb2NmbG93L2xlZ2FjeTtsZWdhY3mqAg5Eb2NmbG93LkxlZ2FjeQ", [file_google_protobuf_descriptor]);
+  fileDesc("Chxkb2NmbG93L2xlZ2FjeS9vcHRpb25zLnByb3RvEg5kb2NmbG93LmxlZ2FjeSI5CgxJbnRlZ2VyUmFuZ2USCwoDbWluGAEgASgDEgsKA21heBgCIAEoAxIPCgdkZWZhdWx0GAMgASgDIjAKCUh0dHBFcnJvchIOCgZzdGF0dXMYASABKAUSEwoLZGVzY3JpcHRpb24YAiABKAkqRAoLSHR0cFByb2ZpbGUSHAoYSFRUUF9QUk9GSUxFX1VOU1BFQ0lGSUVEEAASFwoTSFRUUF9QUk9GSUxFX0xFR0FDWRABOkAKC2pzb25fc3RyaW5nEh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxjRhgMgASgIUgpqc29uU3RyaW5nOmIKDWludGVnZXJfcmFuZ2USHS5nb29nbGUucHJvdG9idWYuRmllbGRPcHRpb25zGNKGAyABKAsyHC5kb2NmbG93LmxlZ2FjeS5JbnRlZ2VyUmFuZ2VSDGludGVnZXJSYW5nZTpACgtxdWVyeV9hbGlhcxIdLmdvb2dsZS5wcm90b2J1Zi5GaWVsZE9wdGlvbnMY1YYDIAMoCVIKcXVlcnlBbGlhczpOChNub3Rfb25fbGVnYWN5X3BhdGhzEh0uZ29vZ2xlLnByb3RvYnVmLkZpZWxkT3B0aW9ucxjWhgMgASgIUhBub3RPbkxlZ2FjeVBhdGhzOlwKC2h0dHBfZXJyb3JzEh4uZ29vZ2xlLnByb3RvYnVmLk1ldGhvZE9wdGlvbnMY04YDIAMoCzIZLmRvY2Zsb3cubGVnYWN5Lkh0dHBFcnJvclIKaHR0cEVycm9yczpgCgxodHRwX3Byb2ZpbGUSHi5nb29nbGUucHJvdG9idWYuTWV0aG9kT3B0aW9ucxjUhgMgASgOMhsuZG9jZmxvdy5sZWdhY3kuSHR0cFByb2ZpbGVSC2h0dHBQcm9maWxlQmQKEmNvbS5kb2NmbG93LmxlZ2FjeVABWjtnaXRodWIuY29tL2RvY2Zsb3cvZG9jZmxvdy1hcGkvZ2VuL2dvL2RvY2Zsb3cvbGVnYWN5O2xlZ2FjeaoCDkRvY2Zsb3cuTGVnYWN5", [file_google_protobuf_descriptor]);
 
 /**
  * Bounds and default of an integer request field.
@@ -129,13 +129,24 @@ export const query_alias: GenExtension<FieldOptions, string[]> = /*@__PURE__*/
   extDesc(file_docflow_legacy_options, 2);
 
 /**
+ * A field of the resource API and the RPC protocols that the legacy HTTP
+ * paths neither read from the query string nor write in an answer (AIP-158's
+ * paging fields, AIP-155's request id), so that the legacy wire and the
+ * legacy operations of the OpenAPI document stay as the SDKs know them.
+ *
+ * @generated from extension: optional bool not_on_legacy_paths = 50006;
+ */
+export const not_on_legacy_paths: GenExtension<FieldOptions, boolean> = /*@__PURE__*/
+  extDesc(file_docflow_legacy_options, 3);
+
+/**
  * Error statuses of this operation beyond the ones every operation has
  * (400, 401, 402, 403, 405, 500), or a more precise meaning for one of them.
  *
  * @generated from extension: repeated docflow.legacy.HttpError http_errors = 50003;
  */
 export const http_errors: GenExtension<MethodOptions, HttpError[]> = /*@__PURE__*/
-  extDesc(file_docflow_legacy_options, 3);
+  extDesc(file_docflow_legacy_options, 4);
 
 /**
  * How the operation's google.api.http bindings are served.
@@ -143,5 +154,5 @@ export const http_errors: GenExtension<MethodOptions, HttpError[]> = /*@__PURE__
  * @generated from extension: optional docflow.legacy.HttpProfile http_profile = 50004;
  */
 export const http_profile: GenExtension<MethodOptions, HttpProfile> = /*@__PURE__*/
-  extDesc(file_docflow_legacy_options, 4);
+  extDesc(file_docflow_legacy_options, 5);
 
