@@ -30,6 +30,7 @@ import {
   permissionDenied,
   preconditionFailed,
 } from "./errors";
+import { decodeIndexKey, encodeIndexKey, type KeyScope } from "./index-key";
 import {
   type Box,
   type Caller,
@@ -38,7 +39,6 @@ import {
   DEFAULT_GROUP_ID,
   HEAD_DEPARTMENT_ID,
 } from "./model";
-import { decodeIndexKey, encodeIndexKey, type KeyScope } from "./index-key";
 import { type AipPageRequest, cursorOf, pageLengthOf, pagesByToken } from "./paging";
 import type { CounteragentGroupStore, CounteragentMembershipStore } from "./ports";
 import { CONTROLS, requireId, SPACES } from "./validate";
@@ -220,9 +220,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
  * for no other box or request id (a UUID of version 8 from SHA-256 of both).
  */
 function groupIdOfRequest(boxId: string, requestId: string): string {
-  const hash = createHash("sha256")
-    .update(`${boxId}\u0000${requestId.toLowerCase()}`)
-    .digest();
+  const hash = createHash("sha256").update(`${boxId}\u0000${requestId.toLowerCase()}`).digest();
   hash[6] = ((hash[6] ?? 0) & 0x0f) | 0x80;
   hash[8] = ((hash[8] ?? 0) & 0x3f) | 0x80;
   const hex = hash.subarray(0, 16).toString("hex");

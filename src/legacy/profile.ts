@@ -33,8 +33,8 @@ import { errorForm, wantsJson } from "../wire/plain";
 import { decodeRequest } from "./decode";
 import { type LegacyRoute, legacyRoutesOf } from "./http-rules";
 import { messageToLegacyJson } from "./legacy-json";
-import { notOnLegacyPaths } from "./query";
 import { LEGACY_OPENAPI } from "./openapi";
+import { notOnLegacyPaths } from "./query";
 
 const PROTOBUF_CONTENT_TYPE = "application/x-protobuf";
 const JSON_CONTENT_TYPE = "application/json; charset=utf-8";

@@ -537,11 +537,7 @@ describe("AIP-158 paging, AIP-134 update masks and AIP-155 request ids: the same
         expect(page.TotalCount).toBe(PARTNER_IDS.length);
         token = page.nextPageToken ?? "";
       } while (token !== "" && seen.length < 10);
-      expect(seen).toEqual([
-        ["p-01", "p-02"],
-        ["p-03", "p-04"],
-        ["p-05"],
-      ]);
+      expect(seen).toEqual([["p-01", "p-02"], ["p-03", "p-04"], ["p-05"]]);
       const all = expectOk(await listMembers(p, 1000));
       expect(all.CounteragentBoxId).toEqual(PARTNER_IDS);
       expect(all.nextPageToken).toBe("");
@@ -569,7 +565,9 @@ describe("AIP-158 paging, AIP-134 update masks and AIP-155 request ids: the same
     async (p) => {
       const first = expectOk(await listMembers(p, 2));
       const bad = { ok: false, status: 400 };
-      expect(await listMembers(p, 2, first.nextPageToken, { afterIndexKey: first.AfterIndexKey })).toMatchObject(bad);
+      expect(
+        await listMembers(p, 2, first.nextPageToken, { afterIndexKey: first.AfterIndexKey }),
+      ).toMatchObject(bad);
       expect(await listMembers(p, 2, "", { count: 2 })).toMatchObject(bad);
       expect(await listMembers(p, -1)).toMatchObject(bad);
       expect(await listGroups(p, 1, first.nextPageToken)).toMatchObject(bad);
@@ -595,7 +593,10 @@ describe("AIP-158 paging, AIP-134 update masks and AIP-155 request ids: the same
       const cleared = expectOk(await update(p, ["group_departments"], { Name: "ignored" }));
       expect(cleared.Name).toBe(`${p} renamed`);
       expect(cleared.Departments).toBeUndefined();
-      expect(await update(p, ["departments"], { Name: "x" })).toMatchObject({ ok: false, status: 400 });
+      expect(await update(p, ["departments"], { Name: "x" })).toMatchObject({
+        ok: false,
+        status: 400,
+      });
       expect(await update(p, ["name"], {})).toMatchObject({ ok: false, status: 400 });
       const group = (await storedGroups(BOX)).find((g) => g.counteragentGroupId === SUPPLIERS);
       expect(group?.name).toBe(`${p} renamed`);
@@ -610,15 +611,16 @@ describe("AIP-158 paging, AIP-134 update masks and AIP-155 request ids: the same
       const first = expectOk(await createWithId(p, `${p} retried`, id));
       const again = expectOk(await createWithId(p, `${p} retried`, id));
       expect(again.CounteragentGroupId).toBe(first.CounteragentGroupId);
-      expect(
-        (await storedGroups(BOX)).filter((g) => g.name === `${p} retried`),
-      ).toHaveLength(1);
+      expect((await storedGroups(BOX)).filter((g) => g.name === `${p} retried`)).toHaveLength(1);
       expect(await createWithId(p, `${p} other`, id)).toMatchObject({
         ok: false,
         status: 409,
         errorCode: "CounteragentGroup.RequestIdReused",
       });
-      expect(await createWithId(p, `${p} x`, "not-a-uuid")).toMatchObject({ ok: false, status: 400 });
+      expect(await createWithId(p, `${p} x`, "not-a-uuid")).toMatchObject({
+        ok: false,
+        status: 400,
+      });
       // Without a request id, two creates of one name: the second is the duplicate name.
       expect(await createWithId(p, `${p} retried`, "")).toMatchObject({
         ok: false,

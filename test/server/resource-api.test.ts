@@ -132,7 +132,10 @@ describe("counteragent groups: List, Get, Create, Update (PATCH), Delete, and ad
       const seen: unknown[][] = [];
       let token = "";
       do {
-        const res = await v1("GET", `${path}?pageSize=2${token && `&pageToken=${encodeURIComponent(token)}`}`);
+        const res = await v1(
+          "GET",
+          `${path}?pageSize=2${token && `&pageToken=${encodeURIComponent(token)}`}`,
+        );
         expect(res.status, res.text).toBe(200);
         const page = json(res);
         seen.push(items(page));
@@ -142,7 +145,10 @@ describe("counteragent groups: List, Get, Create, Update (PATCH), Delete, and ad
       return seen;
     };
     expect(
-      await walk(`/counteragentGroups/${GROUP}/counteragents`, (p) => p.CounteragentBoxId as string[]),
+      await walk(
+        `/counteragentGroups/${GROUP}/counteragents`,
+        (p) => p.CounteragentBoxId as string[],
+      ),
     ).toEqual([[CA(1), CA(2)], [CA(3)]]);
     await v1("POST", "/counteragentGroups", { Name: "Second" });
     await v1("POST", "/counteragentGroups", { Name: "Third" });
@@ -189,7 +195,9 @@ describe("counteragent groups: List, Get, Create, Update (PATCH), Delete, and ad
     expect(await h.db.collection("counteragentGroups").countDocuments({ name: "Once" })).toBe(1);
     const other = await v1("POST", `/counteragentGroups?requestId=${requestId}`, { Name: "Twice" });
     expect(other.status).toBe(409);
-    expect(json(other).error.details[0].metadata.errorCode).toBe("CounteragentGroup.RequestIdReused");
+    expect(json(other).error.details[0].metadata.errorCode).toBe(
+      "CounteragentGroup.RequestIdReused",
+    );
   });
 
   it("POST …/counteragents/{counteragent}:add moves a counteragent into the group", async () => {
