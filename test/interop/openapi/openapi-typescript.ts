@@ -667,7 +667,7 @@ async function rpcStatusOf(call: () => Promise<unknown>, status: number) {
   return body.error;
 }
 
-test("the resource API: create a group, page, update with an ETag, lose a race on a stale one, restore a message", async () => {
+test("the resource API: create a group (and retry it), page, update with a mask and an ETag, lose a race on a stale one, restore a message", async () => {
   const configuration = new Configuration({
     basePath: BASE,
     headers: { Accept: "application/json" },
@@ -676,37 +676,46 @@ test("the resource API: create a group, page, update with an ETag, lose a race o
   const v1 = new CounteragentServiceV1Api(configuration);
   const documents = new DocumentServiceV1Api(configuration);
 
-  // Create: 201, Location names the group, its ETag.
+  // Create with a request id (AIP-155): 201, Location names the group, its ETag.
   const name = `Resource API TS ${randomUUID().slice(0, 8)}`;
-  const created = await v1.createCounteragentGroupV1Raw({
-    boxId: BOX,
-    docflowLegacyCounteragentGroupToCreateJson: { name },
-  });
+  const requestId = randomUUID();
+  const create = () =>
+    v1.createCounteragentGroupV1Raw({
+      boxId: BOX,
+      requestId,
+      docflowLegacyCounteragentGroupToCreateJson: { name },
+    });
+  const created = await create();
   assert.equal(created.raw.status, 201);
   const group = (await created.value()).counteragentGroupId ?? "";
   assert.ok(group, "the created group has an id");
   assert.equal(created.raw.headers.get("location"), `/v1/boxes/${BOX}/counteragentGroups/${group}`);
   const firstTag = created.raw.headers.get("etag");
   assert.match(firstTag ?? "", /^"[\w-]+"$/);
+  // A retry (its answer lost on the way): the same group, not a second one.
+  const retried = await create();
+  assert.equal(retried.raw.status, 201);
+  assert.equal((await retried.value()).counteragentGroupId, group);
+  const listed = await v1.getCounteragentGroupsV1({ boxId: BOX });
+  assert.equal((listed.groups ?? []).filter((g) => g.name === name).length, 1);
 
-  // Page through a group's counteragents, each page's key passed back.
+  // Page through a group's counteragents (AIP-158), each nextPageToken passed back to an empty one.
   const boxes: string[] = [];
-  let afterIndexKey: string | undefined;
+  let pageToken: string | undefined;
   let total = -1;
   for (let i = 0; i < 10; i++) {
     const page = await v1.getCounteragentsFromGroupV1({
       boxId: BOX,
       counteragentGroupId: PARTNERS,
-      count: 4,
-      ...(afterIndexKey === undefined ? {} : { afterIndexKey }),
+      pageSize: 4,
+      ...(pageToken === undefined ? {} : { pageToken }),
     });
     total = page.totalCount ?? 0;
-    // proto3 JSON leaves an empty list out: the last page has no CounteragentBoxId.
-    const ids = page.counteragentBoxId ?? [];
-    if (ids.length === 0) break;
-    boxes.push(...ids);
-    afterIndexKey = page.afterIndexKey;
+    boxes.push(...(page.counteragentBoxId ?? []));
+    pageToken = page.nextPageToken;
+    if (!pageToken) break;
   }
+  assert.equal(pageToken, "");
   assert.equal(total, 6);
   assert.equal(new Set(boxes).size, 6);
 
@@ -723,13 +732,20 @@ test("the resource API: create a group, page, update with an ETag, lose a race o
   const got = await v1.getCounteragentGroupV1Raw({ boxId: BOX, counteragentGroupId: group });
   const tag = got.raw.headers.get("etag") ?? "";
   assert.equal(tag, firstTag);
+  // The mask (AIP-134) names Name only: the departments in the body are not written.
   const renamed = await v1.updateCounteragentGroupV1Raw({
     boxId: BOX,
     counteragentGroupId: group,
     ifMatch: tag,
-    docflowLegacyCounteragentGroupToUpdateJson: { name: `${name} 2` },
+    updateMask: "name",
+    docflowLegacyCounteragentGroupToUpdateJson: {
+      name: `${name} 2`,
+      groupDepartments: { anyDepartment: false, departments: { departmentIds: [SALES] } },
+    },
   });
-  assert.equal((await renamed.value()).name, `${name} 2`);
+  const renamedGroup = await renamed.value();
+  assert.equal(renamedGroup.name, `${name} 2`);
+  assert.equal(renamedGroup.departments, undefined);
   const newTag = renamed.raw.headers.get("etag") ?? "";
   assert.notEqual(newTag, tag);
 

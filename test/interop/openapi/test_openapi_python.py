@@ -475,34 +475,40 @@ def rpc_status(err: exceptions.ApiException) -> dict:
 
 
 def test_resource_api_scenario(admin):
-    """Create a group, page through counteragents, update with an ETag, lose a race on a stale one, restore a message."""
+    """Create a group (and retry it), page through counteragents, update with a mask and an ETag, lose a race on a stale one, restore a message."""
     v1 = api.CounteragentServiceV1Api(admin.api_client)
     documents = api.DocumentServiceV1Api(admin.api_client)
 
-    # Create: 201, Location names the group, its ETag.
+    # Create with a request id (AIP-155): 201, Location names the group, its ETag.
     name = f"Resource API {uuid.uuid4().hex[:8]}"
-    created = v1.create_counteragent_group_v1_with_http_info(
+    request_id = str(uuid.uuid4())
+    create = lambda: v1.create_counteragent_group_v1_with_http_info(  # noqa: E731
         box_id=BOX,
+        request_id=request_id,
         docflow_legacy_counteragent_group_to_create_json=api.DocflowLegacyCounteragentGroupToCreateJson(Name=name),
     )
+    created = create()
     assert created.status_code == 201
     group = created.data.counteragent_group_id
     headers = {k.lower(): v for k, v in created.headers.items()}
     assert headers["location"] == f"/v1/boxes/{BOX}/counteragentGroups/{group}"
     first_tag = headers["etag"]
+    # A retry (the answer lost on the way): the same group, not a second one.
+    retried = create()
+    assert retried.status_code == 201 and retried.data.counteragent_group_id == group
+    assert [g.name for g in v1.get_counteragent_groups_v1(box_id=BOX).groups].count(name) == 1
 
-    # Page through a group's counteragents, the key of each page passed back.
-    boxes, key = [], None
+    # Page through a group's counteragents (AIP-158): each next_page_token passed back, to an empty one.
+    boxes, token = [], None
     for _ in range(10):
         page = v1.get_counteragents_from_group_v1(
-            box_id=BOX, counteragent_group_id=PARTNERS, count=4, after_index_key=key
+            box_id=BOX, counteragent_group_id=PARTNERS, page_size=4, page_token=token
         )
-        # proto3 JSON leaves an empty list out: the last page has no CounteragentBoxId.
-        ids = page.counteragent_box_id or []
-        boxes += ids
-        if not ids:
+        boxes += page.counteragent_box_id or []
+        token = page.next_page_token
+        if not token:
             break
-        key = page.after_index_key
+    assert token == ""
     assert len(boxes) == len(set(boxes)) == page.total_count == 6
 
     # Move a counteragent in (:add), and see it on the new group's page.
@@ -513,13 +519,22 @@ def test_resource_api_scenario(admin):
     got = v1.get_counteragent_group_v1_with_http_info(box_id=BOX, counteragent_group_id=group)
     tag = {k.lower(): v for k, v in got.headers.items()}["etag"]
     assert tag == first_tag
+    # The mask (AIP-134) names Name only: the departments in the body are not written.
     renamed = v1.update_counteragent_group_v1_with_http_info(
         box_id=BOX,
         counteragent_group_id=group,
         if_match=tag,
-        docflow_legacy_counteragent_group_to_update_json=api.DocflowLegacyCounteragentGroupToUpdateJson(Name=f"{name} 2"),
+        update_mask="name",
+        docflow_legacy_counteragent_group_to_update_json=api.DocflowLegacyCounteragentGroupToUpdateJson(
+            Name=f"{name} 2",
+            GroupDepartments=api.DocflowLegacyCounteragentGroupDepartmentPatchJson(
+                AnyDepartment=False,
+                Departments=api.DocflowLegacyDepartmentsInGroupJson(DepartmentIds=[SALES]),
+            ),
+        ),
     )
     assert renamed.status_code == 200 and renamed.data.name == f"{name} 2"
+    assert renamed.data.departments is None
     new_tag = {k.lower(): v for k, v in renamed.headers.items()}["etag"]
     assert new_tag != tag
 
