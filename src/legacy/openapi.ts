@@ -17,32 +17,21 @@
  * - the proto comments, and the domain's own rules (identifiers, group
  *   names, subscription Ids, index keys), as schemas.
  */
-import {
-  type DescField,
-  type DescMessage,
-  getOption,
-  hasOption,
-  isFieldSet,
-  ScalarType,
-} from "@bufbuild/protobuf";
+import { type DescField, type DescMessage, getOption, hasOption } from "@bufbuild/protobuf";
 import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
-import {
-  http_errors,
-  IntegerRangeSchema,
-  integer_range,
-  json_string,
-} from "../../gen/docflow/legacy/options_pb";
+import { http_errors, json_string } from "../../gen/docflow/legacy/options_pb";
 import { FieldBehavior, field_behavior } from "../../gen/google/api/field_behavior_pb";
-import { GROUP_NAME_PATTERN, MAX_GROUP_NAME_LENGTH } from "../domain/counteragent-groups";
-import { MAX_INDEX_KEY_LENGTH } from "../domain/index-key";
-import { DEFAULT_GROUP_ID } from "../domain/model";
-import { SUBSCRIPTION_CATALOG } from "../domain/subscriptions";
-import { ID_MAX_LENGTH, ID_PATTERN } from "../domain/validate";
 import type { Direction, Json } from "../transcoder/openapi";
 import type { OpenApiStyle, Profile } from "../transcoder/profile";
 import type { Binding } from "../transcoder/rules";
 import { MAX_REQUEST_BYTES } from "../wire/body";
 import { HTTP_ERRORS } from "../wire/errors";
+import {
+  exactFieldSchema,
+  INPUT_MESSAGE_RULES,
+  nullable,
+  parameterSchema,
+} from "../wire/field-schemas";
 import { notOnLegacyPaths, queryAliases, queryFields } from "./query";
 
 /**
@@ -56,95 +45,6 @@ const COMMON_ERRORS: Readonly<Record<number, string>> = Object.fromEntries(
     HTTP_ERRORS[status].described,
   ]),
 );
-
-/**
- * An identifier (boxId, userId, messageId, …), as `src/domain/validate.ts`
- * checks it on every protocol: 1–256 characters (code points), not blank, no
- * control character (C0, DEL, C1). Every string query parameter is one.
- */
-const IDENTIFIER: Json = {
-  type: "string",
-  minLength: 1,
-  maxLength: ID_MAX_LENGTH,
-  pattern: ID_PATTERN,
-  description:
-    "An identifier: 1 to 256 characters, not only white space, no control character (U+0000–U+001F, U+007F–U+009F).",
-};
-
-/** A counteragent group's Name, as `src/domain/counteragent-groups.ts` checks it. */
-const GROUP_NAME: Json = {
-  type: "string",
-  pattern: GROUP_NAME_PATTERN,
-  description: `1 to ${MAX_GROUP_NAME_LENGTH} characters after trimming white space at both ends, no control character (U+0000–U+001F, U+007F–U+009F); unique within the box, compared case-insensitively.`,
-};
-
-/**
- * Fields the proto type says too little about, by full name: each one's schema
- * (the one derived from its type, passed in) refined to what the server
- * accepts, exactly.
- */
-const FIELD_SCHEMAS: Readonly<Record<string, (derived: Json) => Json>> = {
-  // src/domain/subscriptions.ts: any other Id is a 400 (Subscriptions.UnknownId).
-  "docflow.legacy.Subscription.Id": () => ({ type: "string", enum: [...SUBSCRIPTION_CATALOG] }),
-  // An Id listed twice is a 400 (Subscriptions.DuplicateId): each Id at most once.
-  "docflow.legacy.SubscriptionsToUpdate.Subscriptions": (derived) => ({
-    ...derived,
-    maxItems: SUBSCRIPTION_CATALOG.length,
-    allOf: SUBSCRIPTION_CATALOG.map((id) => ({
-      contains: { type: "object", properties: { Id: { const: id } }, required: ["Id"] },
-      minContains: 0,
-      maxContains: 1,
-    })),
-  }),
-  // src/domain/counteragent-groups.ts: 1–100 characters after trimming, no control character.
-  "docflow.legacy.CounteragentGroupToCreate.Name": () => GROUP_NAME,
-  "docflow.legacy.CounteragentGroupToUpdate.Name": () => GROUP_NAME,
-  // Each one an identifier (whether the box has the department is for the server to say).
-  "docflow.legacy.DepartmentsInGroup.DepartmentIds": (derived) => ({
-    ...derived,
-    items: IDENTIFIER,
-  }),
-  // Update and Delete of the default group are a 400 (CounteragentGroup.DefaultGroup).
-  "docflow.api.v1.UpdateCounteragentGroupRequest.counteragent_group_id": notTheDefaultGroup,
-  "docflow.api.v1.DeleteCounteragentGroupRequest.counteragent_group_id": notTheDefaultGroup,
-  // src/domain/index-key.ts: base64url of at least 16 bytes, at most
-  // MAX_INDEX_KEY_LENGTH; a key the server did not issue for this box and group is still a 400.
-  "docflow.api.v1.GetCounteragentsFromGroupRequest.after_index_key": () => ({
-    type: "string",
-    minLength: 22,
-    maxLength: MAX_INDEX_KEY_LENGTH,
-    pattern: "^[A-Za-z0-9_-]+$",
-    description:
-      "AfterIndexKey exactly as a page of the same box and group returned it; any other value, even of this shape, is a 400.",
-  }),
-};
-
-/**
- * Messages whose fields constrain one another, by full name: the rule, in
- * prose, added to the request form's description. (A `oneOf` over the
- * properties says it exactly, but generators cannot express it: Python gets a
- * wrapper no value satisfies, TypeScript code that does not compile.)
- */
-const INPUT_MESSAGE_RULES: Readonly<Record<string, string>> = {
-  // src/domain/counteragent-groups.ts: a 400 CounteragentGroup.InvalidDepartments otherwise.
-  "docflow.legacy.CounteragentGroupDepartmentPatch":
-    'AnyDepartment "true": Departments absent or with no DepartmentIds; AnyDepartment "false": Departments.DepartmentIds lists at least one department. Anything else is a 400 (X-Service-ErrorCode CounteragentGroup.InvalidDepartments).',
-};
-
-function notTheDefaultGroup(derived: Json): Json {
-  return {
-    ...derived,
-    not: { const: DEFAULT_GROUP_ID },
-    description:
-      `${String(derived.description ?? "")} Not the default group ${DEFAULT_GROUP_ID}.`.trim(),
-  };
-}
-
-/** `schema` refined by FIELD_SCHEMAS, or as it is. */
-function refined(field: DescField, schema: Json): Json {
-  const refine = FIELD_SCHEMAS[`${field.parent.typeName}.${field.name}`];
-  return refine ? refine(schema) : schema;
-}
 
 /** The legacy profile's bindings in the OpenAPI document. */
 export const LEGACY_OPENAPI: OpenApiStyle = {
@@ -187,7 +87,7 @@ export const LEGACY_OPENAPI: OpenApiStyle = {
   propertyName: (field) => field.name,
   omits: notOnLegacyPaths,
   property(field, derived, direction) {
-    let schema = refined(field, stringBoolean(field, derived, direction));
+    let schema = exactFieldSchema(field, stringBoolean(field, derived, direction));
     const required =
       field.presence === FeatureSet_FieldPresence.LEGACY_REQUIRED ||
       (direction === "output" && alwaysWritten(field));
@@ -324,20 +224,7 @@ function queryParameters(field: DescField, derived: Json, comment: string | unde
 /** A query parameter as query.ts reads it. */
 function queryParameter(field: DescField, derived: Json, comment: string | undefined): Json {
   const required = isRequired(field);
-  const isString = field.fieldKind === "scalar" && field.scalar === ScalarType.STRING;
-  const isFloating =
-    field.fieldKind === "scalar" &&
-    (field.scalar === ScalarType.DOUBLE || field.scalar === ScalarType.FLOAT);
-  // query.ts reads a number with Number() and refuses what is not finite: no "NaN" here.
-  const schema: Json = {
-    ...refined(field, isString ? IDENTIFIER : isFloating ? { type: "number" } : derived),
-  };
-  if (hasOption(field, integer_range)) {
-    const range = getOption(field, integer_range);
-    if (isFieldSet(range, IntegerRangeSchema.field.min)) schema.minimum = Number(range.min);
-    if (isFieldSet(range, IntegerRangeSchema.field.max)) schema.maximum = Number(range.max);
-    if (isFieldSet(range, IntegerRangeSchema.field.default)) schema.default = Number(range.default);
-  }
+  const schema = parameterSchema(field, derived);
   // An empty value (or a bare key) means absent: fine for an optional
   // parameter, a 400 for a required one. (allowEmptyValue said so, but 3.1
   // deprecates it.)
@@ -383,14 +270,4 @@ function alwaysWritten(field: DescField): boolean {
     field.fieldKind === "map" ||
     field.presence === FeatureSet_FieldPresence.IMPLICIT
   );
-}
-
-/** `schema` that also admits `null`. */
-function nullable(schema: Json): Json {
-  if (schema.type === undefined) return { anyOf: [schema, { type: "null" }] };
-  return {
-    ...schema,
-    type: [...[schema.type].flat(), "null"],
-    ...(Array.isArray(schema.enum) ? { enum: [...schema.enum, null] } : {}),
-  };
 }
