@@ -6,14 +6,21 @@
  * can say: its title and words, and its authentication (docs/api.md §5).
  */
 import { getOption } from "@bufbuild/protobuf";
+import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 import { http } from "../../gen/google/api/annotations_pb";
 import { protoComments } from "../../gen/proto-comments";
 import { LEGACY_PROFILE_NAME } from "../legacy/profile";
 import { conditional } from "../rpc/preconditions";
-import { buildOpenApi, type Json } from "../transcoder/openapi";
+import { buildOpenApi, type Json, protoJsonStyle } from "../transcoder/openapi";
 import type { Profile } from "../transcoder/profile";
 import type { Binding } from "../transcoder/rules";
 import { SERVICE_VERSION } from "../version";
+import {
+  exactFieldSchema,
+  INPUT_MESSAGE_RULES,
+  nullable,
+  parameterSchema,
+} from "../wire/field-schemas";
 
 /** The document of `bindings`, naming its server by `serverUrl`. */
 export function serviceOpenApi(bindings: readonly Binding<Profile>[], serverUrl: string): Json {
@@ -24,12 +31,40 @@ export function serviceOpenApi(bindings: readonly Binding<Profile>[], serverUrl:
     // Either scheme, never both in one request (docs/api.md §5.1).
     security: [{ ServiceAuth: [] }, { Bearer: [] }],
     securitySchemes: SECURITY_SCHEMES,
+    jsonStyle: RESOURCE_STYLE,
     refine: (binding, operation) => {
       if (binding.profile.name === LEGACY_PROFILE_NAME) return;
       resourceOperation(binding, operation);
     },
   });
 }
+
+/**
+ * The resource API's fields as exactly as the legacy paths' (src/wire/field-schemas.ts):
+ * identifiers, names, ranges and tokens as the server checks them, so that a client
+ * generated from the document, and the fuzz run, send what the server takes. proto3
+ * JSON reads `null` as a field's default (absent); a proto2 required field must be there.
+ */
+const RESOURCE_STYLE = protoJsonStyle({
+  // One component serves requests and answers (their names, and so the classes a
+  // generated client has, stay as they were): a field that may be null in a request
+  // is never null in an answer, which the schema allows but never sees.
+  property(field, derived) {
+    const schema = exactFieldSchema(field, derived);
+    const required = field.presence === FeatureSet_FieldPresence.LEGACY_REQUIRED;
+    return { schema: required ? schema : nullable(schema), required };
+  },
+  message(message, schema) {
+    const rule = INPUT_MESSAGE_RULES[message.typeName];
+    if (!rule) return schema;
+    return { ...schema, description: [schema.description, rule].filter(Boolean).join("\n\n") };
+  },
+  parameterSchema,
+});
+
+/** If-Match as src/rpc/preconditions.ts reads it: `*`, or entity tags (strong or weak) separated by commas. */
+const ENTITY_TAG = '(W/)?"[\\x21\\x23-\\x7E\\x80-\\xFF]*"';
+const IF_MATCH_PATTERN = `^[ \\t]*(\\*|[ \\t,]*${ENTITY_TAG}([ \\t,]+${ENTITY_TAG})*[ \\t,]*)[ \\t]*$`;
 
 /**
  * A resource API operation as a reader and a generated client should see it
@@ -64,7 +99,7 @@ function resourceOperation(binding: Binding<Profile>, operation: Json): void {
         required: false,
         description:
           'The group\'s ETag as you last saw it (or *): a group that changed since is not written, and the answer is 412 (FAILED_PRECONDITION, reason ETAG_MISMATCH). A weak tag (W/"…") never matches.',
-        schema: { type: "string" },
+        schema: { type: "string", pattern: IF_MATCH_PATTERN },
       },
     ];
     responses["412"] = {

@@ -55,6 +55,12 @@ export interface OpenApiOptions {
    * or writes.
    */
   readonly refine?: (binding: Binding<Profile>, operation: Json) => void;
+  /**
+   * The style of the bindings whose profile has none of its own (the JSON
+   * profile's), made by `protoJsonStyle`: what only the host knows of its
+   * fields (default: proto3 JSON as the types say).
+   */
+  readonly jsonStyle?: OpenApiStyle;
 }
 
 /** A style as this document uses it: the messages of its answers, gathered first. */
@@ -68,14 +74,21 @@ const PROTO_JSON: OpenApiStyle = {
   components: { schemas: { "google.rpc.Status": statusSchema() } },
 };
 
+/** The JSON profile's style with a host's hooks (its fields' exact schemas, say). */
+export function protoJsonStyle(hooks: Omit<OpenApiStyle, "components">): OpenApiStyle {
+  return { ...hooks, components: PROTO_JSON.components };
+}
+
 /** The document of `bindings`, each described as its profile serves it. */
 export function buildOpenApi(bindings: readonly Binding<Profile>[], options: OpenApiOptions): Json {
   const describe = options.describe ?? (() => undefined);
   const components = createComponents(describe);
   const headers: Record<string, Json> = {};
   const uses = new Map<OpenApiStyle, Use>();
+  const styleOf = (binding: Binding<Profile>) =>
+    binding.profile.openApi ?? options.jsonStyle ?? PROTO_JSON;
   for (const binding of bindings) {
-    const style = binding.profile.openApi ?? PROTO_JSON;
+    const style = styleOf(binding);
     let use = uses.get(style);
     if (!use) {
       use = { name: binding.profile.name, style, outputs: new Set<string>() };
@@ -90,7 +103,8 @@ export function buildOpenApi(bindings: readonly Binding<Profile>[], options: Ope
   // path: a later binding takes the names the first one gave (by position).
   const byShape = new Map<string, { path: string; names: string[] }>();
   for (const binding of bindings) {
-    let { path, parameters } = pathOf(binding);
+    const use = uses.get(styleOf(binding)) as Use;
+    let { path, parameters } = pathOf(binding, use.style);
     // No "{" inside a variable: each "{" starts one try, which ends at the next brace.
     const names = [...path.matchAll(/\{([^{}]+)\}/g)].map((m) => m[1] as string);
     const shape = path.replace(/\{[^{}]+\}/g, "{}");
@@ -101,7 +115,6 @@ export function buildOpenApi(bindings: readonly Binding<Profile>[], options: Ope
       path = first.path;
       parameters = parameters.map((p) => ({ ...p, name: rename.get(p.name as string) ?? p.name }));
     }
-    const use = uses.get(binding.profile.openApi ?? PROTO_JSON) as Use;
     const item = paths[path] ?? {};
     const verb = binding.httpMethod.toLowerCase();
     const operation = operationOf(binding, parameters, use, components, describe);
@@ -147,7 +160,7 @@ function operationOf(
       })
     : binding.body === "*"
       ? []
-      : queryParameters(method.input, binding.bound, "", "", 0, describe);
+      : queryParameters(method.input, binding.bound, "", "", 0, describe, style);
   const operation: Json = {
     operationId: binding.index === 0 ? method.name : `${method.name}${binding.index + 1}`,
     summary: summaryOf(describe(rpc)) ?? method.name,
@@ -219,7 +232,10 @@ function summaryOf(comment: string | undefined): string | undefined {
 }
 
 /** The OpenAPI path of a template, and its path parameters. */
-function pathOf(binding: Binding<Profile>): { path: string; parameters: Json[] } {
+function pathOf(
+  binding: Binding<Profile>,
+  style: OpenApiStyle,
+): { path: string; parameters: Json[] } {
   const { template } = binding;
   const parts: string[] = [];
   const parameters: Json[] = [];
@@ -229,7 +245,9 @@ function pathOf(binding: Binding<Profile>): { path: string; parameters: Json[] }
       in: "path",
       required: true,
       description,
-      schema: field ? valueSchema(field) : { type: "string" },
+      schema: field
+        ? (style.parameterSchema?.(field, valueSchema(field)) ?? valueSchema(field))
+        : { type: "string" },
     });
   const literal = (s: Segment) => (s.kind === "literal" ? s.text : undefined);
   let at = 0;
@@ -298,15 +316,18 @@ function queryParameters(
   jsonPrefix: string,
   depth: number,
   describe: (name: string) => string | undefined,
+  style: OpenApiStyle,
 ): Json[] {
   const out: Json[] = [];
+  const exact = (field: DescField, derived: Json) =>
+    style.parameterSchema?.(field, derived) ?? derived;
   for (const field of message.fields) {
     const protoPath = protoPrefix === "" ? field.name : `${protoPrefix}.${field.name}`;
     if (bound.has(protoPath)) continue;
     const name = jsonPrefix === "" ? field.jsonName : `${jsonPrefix}.${field.jsonName}`;
     const description = describe(`${message.typeName}.${field.name}`);
     if (field.fieldKind === "scalar" || field.fieldKind === "enum") {
-      out.push(queryParameter(name, valueSchema(field), description));
+      out.push(queryParameter(name, exact(field, valueSchema(field)), description));
     } else if (field.fieldKind === "list" && field.listKind !== "message") {
       out.push(
         queryParameter(
@@ -318,9 +339,11 @@ function queryParameters(
       );
     } else if (field.fieldKind === "message") {
       const wkt = WELL_KNOWN[field.message.typeName];
-      if (wkt) out.push(queryParameter(name, wkt, description));
+      if (wkt) out.push(queryParameter(name, exact(field, wkt), description));
       else if (depth < QUERY_DEPTH && field.message.typeName !== HTTP_BODY) {
-        out.push(...queryParameters(field.message, bound, protoPath, name, depth + 1, describe));
+        out.push(
+          ...queryParameters(field.message, bound, protoPath, name, depth + 1, describe, style),
+        );
       }
     }
   }

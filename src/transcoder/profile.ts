@@ -75,6 +75,11 @@ export interface OpenApiStyle extends SchemaStyle {
    * is accepted under), given its schema by the one mapping and its comment.
    */
   queryParameters?(field: DescField, schema: Json, comment: string | undefined): Json[];
+  /**
+   * The schema of a path variable's field, or of a field the JSON profile reads from
+   * the query, given the one mapping's (default: that one).
+   */
+  parameterSchema?(field: DescField, derived: Json): Json;
   /** The request body, given its JSON's schema (default: that JSON, application/json). */
   requestBody?(binding: Binding<Profile>, json: () => Json): Json | undefined;
   /** The 200 answer, given its JSON's schema. */

@@ -233,10 +233,6 @@ export function createRouteTable<T>(options: RouteTableOptions = {}): RouteTable
           variables: variablesOf(found.template, segments, decodeMulti),
         };
       }
-      if (options.slashInSingleSegmentVariables) {
-        const loose = matchLoosely(bindings, httpMethod, rawPath);
-        if (loose) return loose;
-      }
       const allowed = new Set<string>();
       let first: TableBinding<T> | undefined;
       walk(root, segments, 0, verb, (byMethod) => {
@@ -247,9 +243,14 @@ export function createRouteTable<T>(options: RouteTableOptions = {}): RouteTable
         }
         return undefined;
       });
-      return first
-        ? { kind: "method-not-allowed", allowed: [...allowed], first }
-        : { kind: "not-found" };
+      // A path served strictly, with other methods, is that path: a 405, never a loose
+      // match of another template (`PATCH …/groups/g/members` is not a group "g/members").
+      if (first) return { kind: "method-not-allowed", allowed: [...allowed], first };
+      if (options.slashInSingleSegmentVariables) {
+        const loose = matchLoosely(bindings, httpMethod, rawPath);
+        if (loose) return loose;
+      }
+      return { kind: "not-found" };
     },
   };
 }

@@ -70,6 +70,25 @@ const FIELD_SCHEMAS: Readonly<Record<string, (derived: Json) => Json>> = {
   "docflow.api.v1.DeleteCounteragentGroupRequest.counteragent_group_id": notTheDefaultGroup,
   // src/domain/index-key.ts: base64url of at least 16 bytes, at most
   // MAX_INDEX_KEY_LENGTH; a key the server did not issue for this box and group is still a 400.
+  // AIP-158 (docs/api.md §3.1): the same kind of key, "" for the first page; a size of
+  // 0 is the default and one over the most is the most (coerced, never refused).
+  "docflow.api.v1.GetCounteragentsFromGroupRequest.page_token": () => PAGE_TOKEN,
+  "docflow.api.v1.GetCounteragentGroupsRequest.page_token": () => PAGE_TOKEN,
+  "docflow.api.v1.GetCounteragentsFromGroupRequest.page_size": () => PAGE_SIZE,
+  "docflow.api.v1.GetCounteragentGroupsRequest.page_size": () => PAGE_SIZE,
+  // AIP-155: a UUID, or "" for none.
+  "docflow.api.v1.CreateCounteragentGroupRequest.request_id": () => ({
+    type: "string",
+    pattern: `^(${UUID})?$`,
+    description: "A UUID you choose for this create (AIP-155); empty: none.",
+  }),
+  // AIP-134: paths named without case (FieldMask's JSON form is lowerCamelCase, comma-separated).
+  "docflow.api.v1.UpdateCounteragentGroupRequest.update_mask": () => ({
+    type: "string",
+    pattern: `^(${MASK_PATH}(,${MASK_PATH})*)?$`,
+    description:
+      "The fields of the body to write: name, groupDepartments or * (any case), comma-separated; empty: the body's fields. A named field the body leaves out is cleared (a Name cannot be: 400).",
+  }),
   "docflow.api.v1.GetCounteragentsFromGroupRequest.after_index_key": () => ({
     type: "string",
     minLength: 22,
@@ -79,6 +98,29 @@ const FIELD_SCHEMAS: Readonly<Record<string, (derived: Json) => Json>> = {
       "AfterIndexKey exactly as a page of the same box and group returned it; any other value, even of this shape, is a 400.",
   }),
 };
+
+const PAGE_TOKEN: Json = {
+  type: "string",
+  maxLength: MAX_INDEX_KEY_LENGTH,
+  pattern: "^([A-Za-z0-9_-]{22,})?$",
+  description:
+    "nextPageToken exactly as the previous page of the same list (box, group) returned it; empty: the first page. Any other value, even of this shape, is a 400.",
+};
+
+const PAGE_SIZE: Json = {
+  type: "integer",
+  format: "int32",
+  minimum: 0,
+  maximum: 2_147_483_647,
+  description: "The most items on the page: 0 is 100, more than 100 is 100.",
+};
+
+const UUID = "[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}";
+
+/** Each letter of `word` in either case: JSON Schema patterns have no flags. */
+const anyCase = (word: string) =>
+  [...word].map((c) => `[${c.toUpperCase()}${c.toLowerCase()}]`).join("");
+const MASK_PATH = `(\\*|${anyCase("name")}|${anyCase("groupdepartments")})`;
 
 /**
  * Messages whose fields constrain one another, by full name: the rule, in

@@ -284,6 +284,15 @@ describe("the same rules as the legacy paths", () => {
     },
   );
 
+  it.each(["PATCH", "DELETE"])(
+    "%s of a group's counteragents (a verb of the group itself): 405 with Allow, not the group with id g/counteragents",
+    async (verb) => {
+      const res = await v1(verb, `/counteragentGroups/${GROUP}/counteragents`);
+      expect(res.status, res.text).toBe(405);
+      expect(String(res.headers.allow).split(/,\s*/).sort()).toEqual(["GET", "HEAD"]);
+    },
+  );
+
   it("the legacy path of the same operation still answers as before", async () => {
     const res = await legacy(h, {
       method: "GET",

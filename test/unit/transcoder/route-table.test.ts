@@ -278,6 +278,21 @@ describe("a raw / in a one-segment variable (slashInSingleSegmentVariables)", ()
     expect(found(t, "POST", "/v1/a/b/7/x:path")).toBe("not-found");
     expect(found(table(), "GET", "/v1/a/b/7/x:path")).toBe("not-found");
   });
+
+  it("a path served strictly with other methods is a 405, not a loose match of another template", () => {
+    const u = table({ slashInSingleSegmentVariables: true });
+    add(u, "PATCH", "/v1/groups/{g}", "UPDATE");
+    add(u, "GET", "/v1/groups/{g}/members", "MEMBERS");
+    expect(u.match("PATCH", "/v1/groups/g1/members")).toMatchObject({
+      kind: "method-not-allowed",
+      allowed: ["GET"],
+    });
+    // No strict path at all: the loose match still serves it.
+    expect(found(u, "PATCH", "/v1/groups/g1/other")).toMatchObject({
+      name: "UPDATE",
+      variables: [{ fieldPath: ["g"], value: "g1/other" }],
+    });
+  });
 });
 
 describe("percent-decoding of values", () => {
