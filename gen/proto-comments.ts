@@ -32,7 +32,7 @@ export const protoComments: Readonly<Record<string, string>> = {
   "docflow.api.v1.GetCounteragentGroupsRequest.box_id": "Box of the organization.",
   "docflow.api.v1.GetCounteragentGroupsRequest.count": "Number of groups per page, 1 to 100 (default 100).",
   "docflow.api.v1.GetCounteragentGroupsRequest.page": "Page to return, from 1 (default 1). A page past the last one is empty.",
-  "docflow.api.v1.GetCounteragentGroupsRequest.page_size": "AIP-158: the most groups on the page, 1 to 100; 0 or absent: 100, more\nthan 100: 100. Not with count.",
+  "docflow.api.v1.GetCounteragentGroupsRequest.page_size": "AIP-158: the most groups on the page, 1 to 100; 0 or absent: 100, more\nthan 100: 100. Not with count or page.",
   "docflow.api.v1.GetCounteragentGroupsRequest.page_token": "AIP-158: the next_page_token of the previous page; absent: the first\npage. Not with page.",
   "docflow.api.v1.GetCounteragentsFromGroupRequest.after_index_key": "Opaque key from a previous page: the page holds the counteragents after it.",
   "docflow.api.v1.GetCounteragentsFromGroupRequest.box_id": "Box of the organization.",

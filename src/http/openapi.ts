@@ -16,6 +16,7 @@ import type { Profile } from "../transcoder/profile";
 import type { Binding } from "../transcoder/rules";
 import { SERVICE_VERSION } from "../version";
 import {
+  bodyRequired,
   exactFieldSchema,
   INPUT_MESSAGE_RULES,
   nullable,
@@ -54,12 +55,21 @@ const RESOURCE_STYLE = protoJsonStyle({
     const required = field.presence === FeatureSet_FieldPresence.LEGACY_REQUIRED;
     return { schema: required ? schema : nullable(schema), required };
   },
+  // proto3 JSON as the JSON profile reads it: a key that names no field is a 400.
   message(message, schema) {
     const rule = INPUT_MESSAGE_RULES[message.typeName];
-    if (!rule) return schema;
-    return { ...schema, description: [schema.description, rule].filter(Boolean).join("\n\n") };
+    const strict = { ...schema, additionalProperties: false };
+    if (!rule) return strict;
+    return { ...strict, description: [schema.description, rule].filter(Boolean).join("\n\n") };
   },
   parameterSchema,
+  requestBody: (binding, json) => ({
+    required: bodyRequired(
+      binding.bodyField,
+      binding.body === "*" ? binding.method.input : undefined,
+    ),
+    content: { "application/json": { schema: json() } },
+  }),
 });
 
 /** If-Match as src/rpc/preconditions.ts reads it: `*`, or entity tags (strong or weak) separated by commas. */
@@ -79,6 +89,11 @@ function resourceOperation(binding: Binding<Profile>, operation: Json): void {
   const bindings = getOption(method, http).additionalBindings.length;
   operation.operationId = `${method.name}${bindings > 1 ? resourceOf(binding.template.source) : ""}V1`;
   const responses = operation.responses as Record<string, Json>;
+  // Node's HTTP parser answers it before any route, as text (docs/api.md §4).
+  responses["431"] = {
+    description: "The request's headers, its URL included, are over 16 KiB: answered as text.",
+    content: { "text/plain": { schema: { type: "string" } } },
+  };
   const success = responses["201"] ?? responses["200"];
   if (success && method.output.typeName === GROUP_MESSAGE) {
     success.headers = {

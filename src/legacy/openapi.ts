@@ -20,15 +20,16 @@
 import { type DescField, type DescMessage, getOption, hasOption } from "@bufbuild/protobuf";
 import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 import { http_errors, json_string } from "../../gen/docflow/legacy/options_pb";
-import { FieldBehavior, field_behavior } from "../../gen/google/api/field_behavior_pb";
 import type { Direction, Json } from "../transcoder/openapi";
 import type { OpenApiStyle, Profile } from "../transcoder/profile";
 import type { Binding } from "../transcoder/rules";
 import { MAX_REQUEST_BYTES } from "../wire/body";
 import { HTTP_ERRORS } from "../wire/errors";
 import {
+  bodyRequired,
   exactFieldSchema,
   INPUT_MESSAGE_RULES,
+  isRequired,
   nullable,
   parameterSchema,
 } from "../wire/field-schemas";
@@ -112,9 +113,7 @@ export const LEGACY_OPENAPI: OpenApiStyle = {
     if (!message) return undefined;
     // No body is binary protobuf of zero bytes, the empty message (an empty list): fine
     // unless the message has a required field, or the body field is marked REQUIRED.
-    const required =
-      message.fields.some((f) => f.presence === FeatureSet_FieldPresence.LEGACY_REQUIRED) ||
-      (bodyField !== undefined && isRequired(bodyField));
+    const required = bodyRequired(bodyField, binding.body === "*" ? message : undefined);
     return {
       required,
       description: `${message.name}: JSON when Content-Type is application/json, otherwise binary protobuf (also with no Content-Type).${required ? "" : " No body at all is the empty message."}`,
@@ -194,14 +193,6 @@ function binary(message: DescMessage): Json {
     contentMediaType: "application/x-protobuf",
     description: `Binary protobuf ${message.typeName} (see the proto files).`,
   };
-}
-
-/** `(google.api.field_behavior) = REQUIRED`. */
-function isRequired(field: DescField): boolean {
-  return (
-    hasOption(field, field_behavior) &&
-    getOption(field, field_behavior).includes(FieldBehavior.REQUIRED)
-  );
 }
 
 /**

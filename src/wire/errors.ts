@@ -165,9 +165,11 @@ export const DOMAIN_ERRORS: Readonly<Record<ErrorKind, KindRow>> = {
     reason: "UNAUTHENTICATED",
   },
   // 402 has no code of its own: failed_precondition + ErrorInfo reason, turned into 402 on legacy paths.
+  // The resource API says what the legacy paths say: an HTTP client branches on the status.
   [ErrorKind.SubscriptionEnded]: {
     code: Code.FailedPrecondition,
     httpStatus: 402,
+    restStatus: 402,
     reason: "API_SUBSCRIPTION_ENDED",
   },
   [ErrorKind.PermissionDenied]: {

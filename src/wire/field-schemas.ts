@@ -7,8 +7,17 @@
  * field is described one way wherever it travels, and the fuzz run
  * (test/fuzz) judges the server by it.
  */
-import { type DescField, getOption, hasOption, isFieldSet, ScalarType } from "@bufbuild/protobuf";
+import {
+  type DescField,
+  type DescMessage,
+  getOption,
+  hasOption,
+  isFieldSet,
+  ScalarType,
+} from "@bufbuild/protobuf";
+import { FeatureSet_FieldPresence } from "@bufbuild/protobuf/wkt";
 import { IntegerRangeSchema, integer_range } from "../../gen/docflow/legacy/options_pb";
+import { FieldBehavior, field_behavior } from "../../gen/google/api/field_behavior_pb";
 import { GROUP_NAME_PATTERN, MAX_GROUP_NAME_LENGTH } from "../domain/counteragent-groups";
 import { MAX_INDEX_KEY_LENGTH } from "../domain/index-key";
 import { DEFAULT_GROUP_ID } from "../domain/model";
@@ -157,6 +166,31 @@ export function nullable(schema: Json): Json {
     type: [...[schema.type].flat(), "null"],
     ...(Array.isArray(schema.enum) ? { enum: [...schema.enum, null] } : {}),
   };
+}
+
+/** `(google.api.field_behavior) = REQUIRED`. */
+export function isRequired(field: DescField): boolean {
+  return (
+    hasOption(field, field_behavior) &&
+    getOption(field, field_behavior).includes(FieldBehavior.REQUIRED)
+  );
+}
+
+/**
+ * Whether a request must have a body: its body field is REQUIRED, or the
+ * message the body is (`body: "*"`, or the body field's) has a proto2
+ * required field. No body is the empty message otherwise.
+ */
+export function bodyRequired(
+  bodyField: DescField | undefined,
+  wholeRequest: DescMessage | undefined,
+): boolean {
+  const message =
+    wholeRequest ?? (bodyField?.fieldKind === "message" ? bodyField.message : undefined);
+  return (
+    (bodyField !== undefined && isRequired(bodyField)) ||
+    (message?.fields.some((f) => f.presence === FeatureSet_FieldPresence.LEGACY_REQUIRED) ?? false)
+  );
 }
 
 /**

@@ -39,7 +39,7 @@ import hashlib
 import json
 import re
 import struct
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, unquote, urlsplit
 
 import jsonschema_rs
 import schemathesis
@@ -72,6 +72,46 @@ def mint_key(box_id: str, group_id: str, seed: str) -> str:
     )
     check = hashlib.sha256(f"{box_id}\0{group_id}\0".encode("utf-8") + payload).digest()[:6]
     return base64.urlsafe_b64encode(payload + check).decode("ascii").rstrip("=")
+
+
+def _key_fits(key: str, box_id: str, group_id: str) -> bool:
+    """Whether a page key or token is sealed to this box and group (the check of mint_key)."""
+    try:
+        raw = base64.urlsafe_b64decode(key + "=" * (-len(key) % 4))
+    except ValueError:
+        return False
+    if len(raw) < 1 + 4 + 8 + 1 + 6 or raw[0] != 2:
+        return False
+    payload, check = raw[:-6], raw[-6:]
+    return hashlib.sha256(f"{box_id}\0{group_id}\0".encode("utf-8") + payload).digest()[:6] == check
+
+
+def _sent_path_parameters(case, request) -> dict:
+    """The path variables as the server reads them from the URL sent: each segment, percent-decoded
+    (a stateful run holds them encoded already, the other phases raw)."""
+    template = case.operation.path.strip("/").split("/")
+    sent = urlsplit(request.url).path.strip("/").split("/")
+    if len(template) != len(sent):
+        return dict(case.path_parameters or {})
+    out = {}
+    for pattern, segment in zip(template, sent):
+        m = re.fullmatch(r"\{([^}]+)\}(:\w+)?", pattern)
+        if m:
+            if m.group(2) and segment.endswith(m.group(2)):
+                segment = segment[: -len(m.group(2))]
+            out[m.group(1)] = unquote(segment)
+    return out
+
+
+def _scope_of(case, request=None) -> tuple:
+    """The box and group a request's page key or token must be sealed to (the groups list: no group)."""
+    query = case.query if isinstance(case.query, dict) else {}
+    path = _sent_path_parameters(case, request) if request is not None else (case.path_parameters or {})
+    box = query.get("boxId", path.get("box_id"))
+    group = query.get("counteragentGroupId", path.get("counteragent_group_id"))
+    if case.operation.path.endswith("/counteragentGroups"):
+        group = ""
+    return box, group
 
 
 def _identifier_schema(raw: dict) -> dict:
@@ -116,14 +156,19 @@ def map_case(context, case):
         case.headers = {**(case.headers or {}), "Accept": "application/json"}
     query = case.query
     if isinstance(query, dict):
-        key, box, group = (query.get(n) for n in ("afterIndexKey", "boxId", "counteragentGroupId"))
-        if (
-            isinstance(key, str)
-            and KEY_SHAPE.fullmatch(key)
-            and isinstance(box, str)
-            and isinstance(group, str)
-        ):
-            case.query = {**query, "afterIndexKey": mint_key(box, group, key)}
+        # The box and group come from the query (legacy paths) or the path (/v1/); the groups
+        # list's page tokens are sealed to the box alone (src/domain/counteragent-groups.ts).
+        box, group = _scope_of(case)
+        for name in ("afterIndexKey", "pageToken"):
+            key = query.get(name)
+            if (
+                isinstance(key, str)
+                and KEY_SHAPE.fullmatch(key)
+                and isinstance(box, str)
+                and isinstance(group, str)
+            ):
+                query = {**query, name: mint_key(box, group, key)}
+        case.query = query
     if isinstance(case.body, (dict, list)):
         case.body = _with_demo_departments(case.operation.schema.raw_schema, case.body)
         # Two cases in three keep AnyDepartment's rule, so that they reach the group code;
@@ -153,7 +198,8 @@ def _departments_agreeing(value):
 # negative_data_rejection counts 403/404 as rejections and (4.32.5) skips coverage-phase
 # negative query cases as soon as another query parameter is valid, so this check
 # judges every request as it was sent, against the document the server serves.
-REJECTED = {400, 401, 413}
+# 431: a URL (a query parameter) so long that the headers pass Node's 16 KiB, refused unread.
+REJECTED = {400, 401, 413, 431}
 _validators: dict = {}
 
 
@@ -224,9 +270,20 @@ def _invalid_input(case, request) -> str | None:
         # The server matches parameter names case-insensitively.
         by_name.setdefault(name.lower(), []).extend(values)
     for parameter in operation.get("parameters", []):
-        if parameter.get("in") != "query":
-            continue  # a path variable is never absent; its value is the route's to judge
         name, schema = parameter["name"], parameter.get("schema", {})
+        if parameter.get("in") == "path":
+            # Never absent; judged as the route decodes it (one segment, percent-decoded).
+            value = _sent_path_parameters(case, request).get(name)
+            if isinstance(value, str) and not _validator(raw, f"{case.operation.path} {name}", schema).is_valid(value):
+                return f"path parameter {name}={value!r} does not match its schema"
+            continue
+        if parameter.get("in") == "header":
+            value = request.headers.get(name)
+            if value is not None and not _validator(raw, f"{case.operation.path} {name}", schema).is_valid(value):
+                return f"header {name}={value!r} does not match its schema"
+            continue
+        if parameter.get("in") != "query":
+            continue
         values = by_name.get(name.lower(), [])
         if len(values) > 1:
             return f"query parameter {name} given {len(values)} times"
@@ -240,6 +297,23 @@ def _invalid_input(case, request) -> str | None:
                 return f"query parameter {name}={text!r} is not a valid integer here"
         elif not _validator(raw, f"{case.operation.path} {name}", schema).is_valid(text):
             return f"query parameter {name}={text!r} does not match its schema"
+    # The paging words of the resource API (docs/api.md §3.1): pageToken "Not with
+    # after_index_key" or page, pageSize (above 0) "Not with count" (nor page).
+    def given(name):
+        return [v for v in by_name.get(name.lower(), []) if v != ""]
+
+    size = given("pageSize")
+    sized = bool(size) and re.fullmatch(r"-?[0-9]+", size[0]) is not None and int(size[0]) != 0
+    if given("pageToken") and (given("afterIndexKey") or given("page")):
+        return "pageToken given with the legacy paging (afterIndexKey or page)"
+    if sized and (given("count") or given("page")):
+        return "pageSize given with count or page"
+    # "exactly as the previous page of the same list (box, group) returned it": a token
+    # carried from another list's answer (a stateful run) is a 400 by these words.
+    token = given("pageToken")
+    box, group = _scope_of(case, request)
+    if token and isinstance(box, str) and isinstance(group, str) and not _key_fits(token[0], box, group):
+        return "pageToken was not issued for this list"
     # A deprecated alias ("Another name for documentId, …; given with documentId, the two must
     # agree"): both given, not empty, and different is a 400 by the words of the document.
     for parameter in operation.get("parameters", []):
@@ -267,6 +341,15 @@ def _invalid_input(case, request) -> str | None:
             return "the JSON body does not match its schema"
         if _departments_disagree(written):
             return "AnyDepartment and Departments disagree (CounteragentGroupDepartmentPatch)"
+    # The update mask's words: a named Name the body leaves out cannot be cleared (a 400).
+    mask = [p.lower() for v in by_name.get("updatemask", []) for p in v.split(",")]
+    if "name" in mask or "*" in mask:
+        try:
+            body = json.loads(request.body or b"null")
+        except ValueError:
+            body = None
+        if not (isinstance(body, dict) and isinstance(body.get("Name"), str)):
+            return "updateMask names Name, which the body leaves out (a Name cannot be cleared)"
     return None
 
 

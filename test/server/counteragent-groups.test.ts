@@ -21,6 +21,7 @@ import {
   BOX,
   DEFAULT,
   EMPTY_BOX,
+  ENDED_BOX,
   fixture,
   groupCalls,
   NORTH,
@@ -637,6 +638,20 @@ describe("AIP-158 paging, AIP-134 update masks and AIP-155 request ids: the same
     ]);
     expect(expectOk(a).CounteragentGroupId).toBe(expectOk(b).CounteragentGroupId);
     expect((await storedGroups(BOX)).filter((g) => g.name === "Raced")).toHaveLength(1);
+  });
+
+  it("an ended API subscription: 402 on the resource API, as on the legacy paths (FAILED_PRECONDITION, API_SUBSCRIPTION_ENDED)", async () => {
+    const res = await legacy(h, {
+      method: "GET",
+      path: `/v1/boxes/${ENDED_BOX}/counteragentGroups/g-ended`,
+      headers: { authorization: auth("admin") },
+    });
+    expect(res.status, res.text).toBe(402);
+    expect(JSON.parse(res.text).error).toMatchObject({
+      code: 402,
+      status: "FAILED_PRECONDITION",
+      details: [{ reason: "API_SUBSCRIPTION_ENDED" }],
+    });
   });
 
   it.each(["legacy-protobuf", "legacy-json"] as const)(

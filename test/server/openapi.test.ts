@@ -439,6 +439,55 @@ describe("the document is exactly as strict as the server (a schema-driven fuzze
     }
   });
 
+  it("the resource API: a path identifier accepts exactly what the server accepts; its page tokens, sizes, request ids, masks and If-Match have the server's rules", async () => {
+    const v1 = "/v1/boxes/{box_id}/employees/{user_id}/subscriptions";
+    const box = parameter(v1, "get", "box_id").schema;
+    expect(box).toMatchObject({ minLength: 1, maxLength: ID_MAX_LENGTH, pattern: ID_PATTERN });
+    for (const value of ids.filter((v) => v !== "" && !v.includes("/"))) {
+      const res = await legacy(h, {
+        method: "GET",
+        path: `/v1/boxes/${encodeURIComponent(value)}/employees/${USERS.admin.userId}/subscriptions`,
+        headers: { authorization: authHeader("admin") },
+      });
+      // Valid: an unknown box (403); invalid: 400.
+      expect(res.status, JSON.stringify(value)).toBe(satisfies(box, value) ? 403 : 400);
+    }
+    const groups = "/v1/boxes/{box_id}/counteragentGroups";
+    expect(parameter(groups, "get", "pageSize").schema).toMatchObject({ minimum: 0 });
+    const token = parameter(groups, "get", "pageToken").schema;
+    expect(satisfies(token, "")).toBe(true);
+    expect(satisfies(token, "A".repeat(21))).toBe(false);
+    const requestId = parameter(groups, "post", "requestId").schema;
+    expect(satisfies(requestId, "5f0c3e2a-1b7d-4c1e-9a55-0d6f2b8e4a10")).toBe(true);
+    expect(satisfies(requestId, "not-a-uuid")).toBe(false);
+    const group = `${groups}/{counteragent_group_id}`;
+    const mask = parameter(group, "patch", "updateMask").schema;
+    for (const [value, ok] of [
+      ["name", true],
+      ["Name,groupDepartments", true],
+      ["*", true],
+      ["group_departments", false],
+      ["color", false],
+    ] as const) {
+      expect(satisfies(mask, value), value).toBe(ok);
+    }
+    const ifMatch = parameter(group, "patch", "If-Match").schema;
+    for (const [value, ok] of [
+      ["*", true],
+      ['"a", W/"b"', true],
+      ["", false],
+      ['"a""b"', false],
+      ["abc", false],
+    ] as const) {
+      expect(satisfies(ifMatch, value), value).toBe(ok);
+    }
+    // A body key that names no field is a 400 (proto3 JSON as the JSON profile reads it).
+    expect(doc.components.schemas["docflow.legacy.CounteragentGroupToUpdate.json"]).toMatchObject({
+      additionalProperties: false,
+    });
+    expect(doc.paths[groups].post.requestBody).toMatchObject({ required: true });
+  });
+
   it("a group's Name: the schema accepts exactly what the server accepts", async () => {
     const create = doc.components.schemas["docflow.legacy.CounteragentGroupToCreate"];
     const update = doc.components.schemas["docflow.legacy.CounteragentGroupToUpdate"];

@@ -203,9 +203,10 @@ describe("domain errors on every wire", () => {
     }
   });
 
-  it("the resource API's status: the code's Connect status, but 412 for a stale If-Match (not failed_precondition's 400)", () => {
+  it("the resource API's status: the code's Connect status, but 412 for a stale If-Match and 402 for an ended subscription (not failed_precondition's 400)", () => {
     expect(restStatusOf(domainToConnectError(preconditionFailed("changed", "X.Y")))).toBe(412);
-    expect(restStatusOf(domainToConnectError(subscriptionEnded()))).toBe(400);
+    expect(restStatusOf(domainToConnectError(subscriptionEnded()))).toBe(402);
+    expect(restStatusOf(new ConnectError("x", Code.FailedPrecondition))).toBe(400);
     expect(restStatusOf(domainToConnectError(notFound("no", "X.NotFound")))).toBe(404);
     expect(restStatusOf(new ConnectError("x", Code.Unavailable))).toBe(503);
   });

@@ -254,7 +254,7 @@ export type GetCounteragentGroupsRequest = Message<"docflow.api.v1.GetCounterage
 
   /**
    * AIP-158: the most groups on the page, 1 to 100; 0 or absent: 100, more
-   * than 100: 100. Not with count.
+   * than 100: 100. Not with count or page.
    *
    * @generated from field: int32 page_size = 4;
    */
