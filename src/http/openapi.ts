@@ -47,13 +47,14 @@ export function serviceOpenApi(bindings: readonly Binding<Profile>[], serverUrl:
  * JSON reads `null` as a field's default (absent); a proto2 required field must be there.
  */
 const RESOURCE_STYLE = protoJsonStyle({
-  // One component serves requests and answers (their names, and so the classes a
-  // generated client has, stay as they were): a field that may be null in a request
-  // is never null in an answer, which the schema allows but never sees.
-  property(field, derived) {
+  // A message in requests and answers has a request form of its own (`….Input`), as on
+  // the legacy paths: null is a request's way to leave a field out, and never an answer's,
+  // so a generated client types the answers' fields without null.
+  directional: true,
+  property(field, derived, direction) {
     const schema = exactFieldSchema(field, derived);
     const required = field.presence === FeatureSet_FieldPresence.LEGACY_REQUIRED;
-    return { schema: required ? schema : nullable(schema), required };
+    return { schema: direction === "input" && !required ? nullable(schema) : schema, required };
   },
   // proto3 JSON as the JSON profile reads it: a key that names no field is a 400.
   message(message, schema) {

@@ -529,7 +529,7 @@ def test_resource_api_scenario(admin):
             Name=f"{name} 2",
             GroupDepartments=api.DocflowLegacyCounteragentGroupDepartmentPatchJson(
                 AnyDepartment=False,
-                Departments=api.DocflowLegacyDepartmentsInGroupJson(DepartmentIds=[SALES]),
+                Departments=api.DocflowLegacyDepartmentsInGroupInputJson(DepartmentIds=[SALES]),
             ),
         ),
     )
