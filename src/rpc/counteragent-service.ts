@@ -36,7 +36,7 @@ export const counteragentService: ServiceImpl<typeof CounteragentService> = {
       CounteragentBoxId: page.counteragentBoxIds,
       TotalCount: page.totalCount,
       ...(page.afterIndexKey === undefined ? {} : { AfterIndexKey: page.afterIndexKey }),
-      nextPageToken: page.nextPageToken,
+      ...nextPage(page.nextPageToken),
     });
   },
   async createCounteragentGroup(req, ctx) {
@@ -87,7 +87,7 @@ export const counteragentService: ServiceImpl<typeof CounteragentService> = {
     return create(CounteragentGroupsListSchema, {
       Groups: page.groups.map(toCounteragentGroup),
       TotalCount: page.totalCount,
-      nextPageToken: page.nextPageToken,
+      ...nextPage(page.nextPageToken),
     });
   },
   async addCounteragentToGroup(req, ctx) {
@@ -97,6 +97,14 @@ export const counteragentService: ServiceImpl<typeof CounteragentService> = {
 };
 
 export { CounteragentService };
+
+/**
+ * AIP-158's next_page_token, left out at the end of a listing: what proto3 makes of an
+ * empty string (Google's APIs send none), and the legacy messages' bytes unchanged there.
+ */
+function nextPage(token: string): { nextPageToken?: string } {
+  return token === "" ? {} : { nextPageToken: token };
+}
 
 /** One group as the answer, its entity tag in the `etag` response header (metadata). */
 function answerGroup(ctx: HandlerContext, group: GroupView): CounteragentGroup {

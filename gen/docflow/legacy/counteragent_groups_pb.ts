@@ -97,7 +97,7 @@ export type CounteragentGroupsList = Message<"docflow.legacy.CounteragentGroupsL
   TotalCount: number;
 
   /**
-   * AIP-158: the page_token of the next page; empty on the last page (the
+   * AIP-158: the page_token of the next page; absent (empty) on the last page (the
    * end of the listing). Not written on the legacy paths.
    *
    * @generated from field: optional string next_page_token = 3;
