@@ -16,6 +16,7 @@ import { createObserver } from "./observability/observer";
 import { startTracing, type Tracing } from "./observability/tracing";
 import { openDatabase } from "./storage/database";
 import { EmbeddedEngineMissing } from "./storage/embedded-server";
+import { nodeVersionProblem } from "./version";
 
 /** Two signals closer than this are one request to stop (see onSignal). */
 const REPEATED_SIGNAL_MS = 1_000;
@@ -92,6 +93,11 @@ Example: PORT=9000 LOG_LEVEL=debug npm start
 `;
 
 async function main(): Promise<void> {
+  const tooOld = nodeVersionProblem(process.versions.node);
+  if (tooOld) {
+    process.stderr.write(`${tooOld}\n`);
+    process.exit(2);
+  }
   const args = process.argv.slice(2);
   if (args.includes("--help") || args.includes("-h")) {
     process.stdout.write(USAGE);
