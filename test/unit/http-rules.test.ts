@@ -43,6 +43,14 @@ describe("legacy routes from http rules", () => {
       "boxId",
       "counteragentGroupId",
     ]);
+    // AIP-158's fields are not on the legacy paths ((docflow.legacy.not_on_legacy_paths)).
+    const lists = ["/GetCounteragentGroups", "/GetCounteragentsFromGroup"].map((path) =>
+      routes.find((r) => r.path === path)?.queryFields.map((f) => f.jsonName),
+    );
+    expect(lists).toEqual([
+      ["boxId", "page", "count"],
+      ["boxId", "counteragentGroupId", "afterIndexKey", "count"],
+    ]);
     const add = routes.find((r) => r.path === "/AddCounteragentToGroup");
     expect(add).toMatchObject({ verb: "POST", body: "", bodyField: undefined });
     expect(add?.queryFields.map((f) => f.jsonName)).toEqual([

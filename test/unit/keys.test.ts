@@ -111,6 +111,12 @@ describe("afterIndexKey: a forged key with a valid checksum is still checked", (
     expect(refused(key)).toThrow(/^afterIndexKey is not a valid key for this group$/);
   });
 
+  it("a key that came as a page_token is refused in those words", () => {
+    expect(() => decodeIndexKey(scope, "AAAA", "page_token")).toThrow(
+      /^page_token is not a token this list issued for these parameters$/,
+    );
+  });
+
   it("the limits of the date range and of int32 are accepted", () => {
     expect(
       decodeIndexKey(
