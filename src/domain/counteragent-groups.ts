@@ -253,12 +253,15 @@ function sameDepartments(
   return left.length === right.length && left.every((id, i) => id === right[i]);
 }
 
-/** The fields an update mask may name, by their names with case and underscores ignored. */
-const MASKABLE = {
-  name: ["name"],
-  groupdepartments: ["groupDepartments"],
-  "*": ["name", "groupDepartments"],
-} as const satisfies Record<string, readonly (keyof GroupChanges)[]>;
+/**
+ * The fields an update mask may name, by their names with case and underscores ignored
+ * (a Map: a path such as "constructor" must name nothing, not an object's own property).
+ */
+const MASKABLE = new Map<string, readonly (keyof GroupChanges)[]>([
+  ["name", ["name"]],
+  ["groupdepartments", ["groupDepartments"]],
+  ["*", ["name", "groupDepartments"]],
+]);
 
 /**
  * AIP-134: the changes an update mask selects. A field it names is written, and
@@ -270,9 +273,7 @@ function masked(changes: GroupChanges, paths: readonly string[]): GroupChanges {
   if (paths.length === 0) return changes;
   const named = new Set<keyof GroupChanges>();
   for (const path of paths) {
-    const fields = (MASKABLE as Record<string, readonly (keyof GroupChanges)[]>)[
-      path.replaceAll("_", "").toLowerCase()
-    ];
+    const fields = MASKABLE.get(path.replaceAll("_", "").toLowerCase());
     if (!fields) {
       throw invalidArgument(
         `update_mask names "${path.slice(0, 64)}", which is no field of the changes: give Name, GroupDepartments or *`,

@@ -599,6 +599,11 @@ describe("AIP-158 paging, AIP-134 update masks and AIP-155 request ids: the same
         ok: false,
         status: 400,
       });
+      // A path that is a property of every object names no field either.
+      expect(await update(p, ["constructor"], { Name: "x" })).toMatchObject({
+        ok: false,
+        status: 400,
+      });
       expect(await update(p, ["name"], {})).toMatchObject({ ok: false, status: 400 });
       const group = (await storedGroups(BOX)).find((g) => g.counteragentGroupId === SUPPLIERS);
       expect(group?.name).toBe(`${p} renamed`);
