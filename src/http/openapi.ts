@@ -18,9 +18,9 @@ import { SERVICE_VERSION } from "../version";
 import {
   bodyRequired,
   exactFieldSchema,
-  INPUT_MESSAGE_RULES,
   nullable,
   parameterSchema,
+  withInputRule,
 } from "../wire/field-schemas";
 
 /** The document of `bindings`, naming its server by `serverUrl`. */
@@ -57,12 +57,7 @@ const RESOURCE_STYLE = protoJsonStyle({
     return { schema: direction === "input" && !required ? nullable(schema) : schema, required };
   },
   // proto3 JSON as the JSON profile reads it: a key that names no field is a 400.
-  message(message, schema) {
-    const rule = INPUT_MESSAGE_RULES[message.typeName];
-    const strict = { ...schema, additionalProperties: false };
-    if (!rule) return strict;
-    return { ...strict, description: [schema.description, rule].filter(Boolean).join("\n\n") };
-  },
+  message: (message, schema) => withInputRule(message, { ...schema, additionalProperties: false }),
   parameterSchema,
   requestBody: (binding, json) => ({
     required: bodyRequired(

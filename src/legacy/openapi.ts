@@ -28,10 +28,10 @@ import { HTTP_ERRORS } from "../wire/errors";
 import {
   bodyRequired,
   exactFieldSchema,
-  INPUT_MESSAGE_RULES,
   isRequired,
   nullable,
   parameterSchema,
+  withInputRule,
 } from "../wire/field-schemas";
 import { notOnLegacyPaths, queryAliases, queryFields } from "./query";
 
@@ -95,11 +95,8 @@ export const LEGACY_OPENAPI: OpenApiStyle = {
     if (!required && direction === "input") schema = nullable(schema);
     return { schema, required };
   },
-  message(message, schema, direction) {
-    const rule = direction === "input" ? INPUT_MESSAGE_RULES[message.typeName] : undefined;
-    if (!rule) return schema;
-    return { ...schema, description: [schema.description, rule].filter(Boolean).join("\n\n") };
-  },
+  message: (message, schema, direction) =>
+    direction === "input" ? withInputRule(message, schema) : schema,
   queryFields: (binding) => queryFields(binding.method.input, binding.body),
   queryParameters,
   requestBody(binding, json) {

@@ -51,6 +51,23 @@ const LIVE = { deletingSince: { $exists: false } } as const;
 
 export function createCounteragentGroupStore(db: Db): CounteragentGroupStore {
   const groups = db.collection<CounteragentGroupDocument>(Collections.counteragentGroups);
+  /** The groups `filter` selects, in creation order then id (the order index): `limit` after `skip`. */
+  const inOrder = async (
+    filter: Filter<CounteragentGroupDocument>,
+    skip: number,
+    limit: number,
+  ): Promise<CounteragentGroup[]> => {
+    const docs = await groups
+      .find(filter, {
+        sort: { createdAt: 1, counteragentGroupId: 1 },
+        ...(skip > 0 ? { skip } : {}),
+        limit,
+        hint: GROUP_ORDER_INDEX,
+        projection: GROUP_PROJECTION,
+      })
+      .toArray();
+    return docs.map(toGroup);
+  };
   return {
     async findGroup(boxId, counteragentGroupId) {
       const doc = await groups.findOne(
@@ -59,23 +76,11 @@ export function createCounteragentGroupStore(db: Db): CounteragentGroupStore {
       );
       return doc ? toGroup(doc) : null;
     },
-    async listGroups(boxId, skip, limit) {
-      if (skip > MAX_SKIP) return [];
-      const docs = await groups
-        .find(
-          { boxId, ...LIVE },
-          {
-            sort: { createdAt: 1, counteragentGroupId: 1 },
-            skip,
-            limit,
-            hint: GROUP_ORDER_INDEX,
-            projection: GROUP_PROJECTION,
-          },
-        )
-        .toArray();
-      return docs.map(toGroup);
+    listGroups(boxId, skip, limit) {
+      if (skip > MAX_SKIP) return Promise.resolve([]);
+      return inOrder({ boxId, ...LIVE }, skip, limit);
     },
-    async listGroupsAfter(boxId, after, limit) {
+    listGroupsAfter(boxId, after, limit) {
       // The keyset (creation time, id) of AIP-158's page tokens: one range on the order index.
       const range: Filter<CounteragentGroupDocument> = after
         ? {
@@ -88,18 +93,7 @@ export function createCounteragentGroupStore(db: Db): CounteragentGroupStore {
             ],
           }
         : {};
-      const docs = await groups
-        .find(
-          { boxId, ...LIVE, ...range },
-          {
-            sort: { createdAt: 1, counteragentGroupId: 1 },
-            limit,
-            hint: GROUP_ORDER_INDEX,
-            projection: GROUP_PROJECTION,
-          },
-        )
-        .toArray();
-      return docs.map(toGroup);
+      return inOrder({ boxId, ...LIVE, ...range }, 0, limit);
     },
     countGroups(boxId) {
       return groups.countDocuments({ boxId, ...LIVE });

@@ -137,7 +137,7 @@ const MASK_PATH = `(\\*|${anyCase("name")}|${anyCase("groupdepartments")})`;
  * properties says it exactly, but generators cannot express it: Python gets a
  * wrapper no value satisfies, TypeScript code that does not compile.)
  */
-export const INPUT_MESSAGE_RULES: Readonly<Record<string, string>> = {
+const INPUT_MESSAGE_RULES: Readonly<Record<string, string>> = {
   // src/domain/counteragent-groups.ts: a 400 CounteragentGroup.InvalidDepartments otherwise.
   "docflow.legacy.CounteragentGroupDepartmentPatch":
     'AnyDepartment "true": Departments absent or with no DepartmentIds; AnyDepartment "false": Departments.DepartmentIds lists at least one department. Anything else is a 400 (X-Service-ErrorCode CounteragentGroup.InvalidDepartments).',
@@ -166,6 +166,13 @@ export function nullable(schema: Json): Json {
     type: [...[schema.type].flat(), "null"],
     ...(Array.isArray(schema.enum) ? { enum: [...schema.enum, null] } : {}),
   };
+}
+
+/** A request's form of `message`, its rule across fields (INPUT_MESSAGE_RULES) added to its description. */
+export function withInputRule(message: DescMessage, schema: Json): Json {
+  const rule = INPUT_MESSAGE_RULES[message.typeName];
+  if (!rule) return schema;
+  return { ...schema, description: [schema.description, rule].filter(Boolean).join("\n\n") };
 }
 
 /** `(google.api.field_behavior) = REQUIRED`. */
