@@ -67,6 +67,8 @@ async function main(): Promise<void> {
             CounteragentBoxId: page.ids,
             TotalCount: page.totalCount,
             ...(page.afterIndexKey === undefined ? {} : { AfterIndexKey: page.afterIndexKey }),
+            // As the service answers the RPC protocols (AIP-158; none at the end).
+            ...(page.nextPageToken === "" ? {} : { nextPageToken: page.nextPageToken }),
           }),
         ),
       )

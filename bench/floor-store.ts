@@ -38,6 +38,8 @@ export interface GroupPage {
   readonly ids: string[];
   readonly totalCount: number;
   readonly afterIndexKey: string | undefined;
+  /** AIP-158: the key when more follow, "" at the end (the RPC protocols answer it; the legacy paths do not). */
+  readonly nextPageToken: string;
 }
 
 export interface SubscriptionView {
@@ -168,8 +170,9 @@ function createFloorStore(db: Db, commands: () => number, close: () => Promise<v
         groupId === DEFAULT_GROUP_ID
           ? Promise.resolve(true)
           : groups.findOne({ boxId, counteragentGroupId: groupId }).then((g) => g !== null),
-        pageKeys(counteragents, pageFilter(boxId, groupId, status, undefined), count).then((keys) =>
-          keys.flatMap((key) => positionOfListingKey(key) ?? []),
+        // One more than the page, as the service reads: whether more follow.
+        pageKeys(counteragents, pageFilter(boxId, groupId, status, undefined), count + 1).then(
+          (keys) => keys.flatMap((key) => positionOfListingKey(key) ?? []),
         ),
         counteragents.countDocuments(
           { boxId, counteragentGroupId: groupId, status },
@@ -177,13 +180,16 @@ function createFloorStore(db: Db, commands: () => number, close: () => Promise<v
         ),
       ]);
       if (!exists) throw new FloorError(404, "no such group");
-      const last = page.at(-1);
+      const shown = page.slice(0, count);
+      const last = shown.at(-1);
+      const afterIndexKey = last
+        ? encodeIndexKey({ boxId, counteragentGroupId: groupId }, last, totalCount)
+        : undefined;
       return {
-        ids: page.map((d) => d.counteragentBoxId),
+        ids: shown.map((d) => d.counteragentBoxId),
         totalCount,
-        afterIndexKey: last
-          ? encodeIndexKey({ boxId, counteragentGroupId: groupId }, last, totalCount)
-          : undefined,
+        afterIndexKey,
+        nextPageToken: page.length > count ? (afterIndexKey ?? "") : "",
       };
     },
 

@@ -61,6 +61,7 @@ export async function openTightStore(uri: string, name: string): Promise<FloorSt
           ids: page.counteragentBoxIds,
           totalCount: page.totalCount,
           afterIndexKey: page.afterIndexKey,
+          nextPageToken: page.nextPageToken,
         };
       }),
     getSubscriptions: (authorization, boxId, userId) =>
