@@ -28,13 +28,15 @@ async function main(): Promise<void> {
   if (!uri || !name) throw new Error("MONGODB_URI and MONGODB_DB are required");
   const store = await openStore(uri, name);
 
-  const pageBinary = (page: GroupPage) =>
+  /** The page in binary; Connect (`rpc`) also carries next_page_token, the legacy path never. */
+  const pageBinary = (page: GroupPage, rpc = false) =>
     toBinary(
       CounteragentFromGroupResponseSchema,
       create(CounteragentFromGroupResponseSchema, {
         CounteragentBoxId: page.ids,
         TotalCount: page.totalCount,
         ...(page.afterIndexKey === undefined ? {} : { AfterIndexKey: page.afterIndexKey }),
+        ...(rpc && page.nextPageToken !== "" ? { nextPageToken: page.nextPageToken } : {}),
       }),
     );
   const pageJson = (page: GroupPage) =>
@@ -104,7 +106,7 @@ async function main(): Promise<void> {
           request.counteragentGroupId,
           request.count ?? 100,
         );
-        send(res, "application/proto", pageBinary(page));
+        send(res, "application/proto", pageBinary(page, true));
         return;
       }
       default:
