@@ -83,6 +83,11 @@ export interface AdmissionObserver {
   refused(reason: Refusal, client: string): void;
   /** A call that waited was admitted (or refused) after `seconds` in its queue. */
   waited(seconds: number, admitted: boolean): void;
+  /**
+   * Calls whose work outlived holdMs gave their slots back (admission's own
+   * check): work that never ends is a fault, its routes named.
+   */
+  held?(calls: number, routes: readonly string[]): void;
 }
 
 /** An admitted call: handed back to `leave` once its work is over. */
@@ -555,11 +560,16 @@ export class Admission {
   private reclaim(now: number): void {
     const tickets = this.tickets;
     let head = this.ticketsHead;
+    let held: Set<string> | undefined;
+    let calls = 0;
     while (head < tickets.length) {
       const oldest = tickets[head] as Ticket;
       if (!oldest.left) {
         if (now - oldest.startedAt < this.holdMs) break;
         this.leave(oldest, Outcome.Ignore);
+        if (!held) held = new Set();
+        held.add(oldest.route);
+        calls++;
       }
       tickets[head] = undefined as unknown as Ticket;
       head++;
@@ -571,6 +581,7 @@ export class Admission {
       this.tickets = tickets.slice(head);
       this.ticketsHead = 0;
     } else this.ticketsHead = head;
+    if (held) this.observer?.held?.(calls, [...held]);
   }
 
   private refuse(queue: ClientQueue, label: string, reason: Refusal): Refusal {

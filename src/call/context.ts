@@ -41,6 +41,10 @@ export interface CallInit {
 export interface Departure {
   readonly writableEnded: boolean;
   readonly writableFinished: boolean;
+  /** HTTP/1.1: closed already (its 'close' emitted: a listener added now would never run). */
+  readonly closed?: boolean;
+  /** HTTP/2: its stream, closed already likewise. */
+  readonly stream?: { readonly closed: boolean };
   once(event: "close", listener: () => void): unknown;
 }
 
@@ -118,12 +122,17 @@ export class CallContext implements HandlerContext {
       if (timeoutMs <= 0) this.abort(DEADLINE);
       else this.timer = setTimeout(() => this.abort(DEADLINE), timeoutMs);
     }
-    response?.once("close", () => {
-      // Not writableFinished alone: an HTTP/2 stream the client reset before any answer
-      // closes with writableFinished true and writableEnded false (Node's compatibility
-      // layer), and its call would run on unseen (docs/security.md, "Rapid reset").
-      if (!(response.writableEnded && response.writableFinished)) this.abort(CLIENT_GONE);
-    });
+    if (response) {
+      const closed = () => {
+        // Not writableFinished alone: an HTTP/2 stream the client reset before any answer
+        // closes with writableFinished true and writableEnded false (Node's compatibility
+        // layer), and its call would run on unseen (docs/security.md, "Rapid reset").
+        if (!(response.writableEnded && response.writableFinished)) this.abort(CLIENT_GONE);
+      };
+      // Closed before the call began (its client left while it waited): at once.
+      if (response.closed === true || response.stream?.closed === true) closed();
+      else response.once("close", closed);
+    }
     if (init.requestSignal) this.follow(init.requestSignal);
     if (shutdownSignal) this.follow(shutdownSignal);
   }

@@ -113,7 +113,19 @@ export function createAdmissionGate(
   }
   const errors = refusalErrors(config.retryAfterS);
   const directory = new ClientDirectory();
-  const admission = new Admission({ ...config, callDeadlineMs }, observer);
+  const admission = new Admission(
+    { ...config, callDeadlineMs },
+    {
+      refused: (reason, client) => observer?.refused(reason, client),
+      waited: (seconds, admitted) => observer?.waited(seconds, admitted),
+      // Work that never ends is a fault to find: the slots are back, the routes named.
+      held: (calls, routes) =>
+        log.warn("admission gave back slots held past the call deadline by work that never ended", {
+          calls,
+          routes,
+        }),
+    },
+  );
   const summary = new RefusalSummary(log, admission);
 
   const release = (

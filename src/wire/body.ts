@@ -7,7 +7,7 @@
 import { Code, ConnectError } from "@connectrpc/connect";
 import { invalidArgument, unsupportedMediaType } from "../domain/errors";
 import { BodyDecodingError, decodeBody } from "./compression";
-import type { NodeRequest } from "./http";
+import { type NodeRequest, requestGone } from "./http";
 
 /** Largest request message accepted, on every protocol (the legacy body, a gRPC or Connect message). */
 export const MAX_REQUEST_BYTES = 1024 * 1024;
@@ -31,6 +31,8 @@ export function readBody(req: NodeRequest, maxBytes: number): Promise<BodyRead> 
     return Promise.resolve({ kind: "too-large" });
   }
   if (req.readableEnded) return Promise.resolve({ kind: "read", bytes: Buffer.alloc(0) });
+  // Gone before the read began: its 'close' is past, and no 'end' will come.
+  if (requestGone(req)) return Promise.resolve({ kind: "closed" });
   return new Promise((resolve) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -102,7 +104,7 @@ export async function* readEnvelopes(
 ): AsyncGenerator<Envelope, void, undefined> {
   const chunks: Buffer[] = [];
   let ended = false;
-  let closed = false;
+  let closed = requestGone(req);
   let wake: (() => void) | undefined;
   const onData = (chunk: Buffer) => {
     chunks.push(chunk);

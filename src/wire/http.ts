@@ -8,6 +8,18 @@ import type { Http2ServerRequest, Http2ServerResponse } from "node:http2";
 export type NodeRequest = IncomingMessage | Http2ServerRequest;
 export type NodeResponse = ServerResponse | Http2ServerResponse;
 
+/**
+ * Whether the request is gone: its connection closed before its body was read
+ * to the end, and what had arrived was dropped (Node destroys an HTTP/1.1
+ * request whose connection closes before its answer). Its 'close' was emitted
+ * already, and no 'end' will come: a reader starting now must not wait for
+ * either (one did, and the call held its admission slot for good: a reader
+ * after authentication's database round trip, the connection closed meanwhile).
+ */
+export function requestGone(req: NodeRequest): boolean {
+  return req.destroyed && !req.readableEnded;
+}
+
 /** A request header as one string (Node joins repeated ones), or null when absent. */
 export function headerOf(req: NodeRequest, name: string): string | null {
   const value = req.headers[name];

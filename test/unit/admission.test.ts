@@ -149,15 +149,21 @@ describe("the meters move on events only", () => {
 function gate(settings: Partial<AdmissionSettings> = {}) {
   let now = 0;
   const refused: [Refusal, string][] = [];
+  const held: [number, readonly string[]][] = [];
   const a = new Admission(
     { ...LIMIT, fairShares: true, callDeadlineMs: 10_000, ...settings },
-    { refused: (reason, client) => refused.push([reason, client]), waited: () => undefined },
+    {
+      refused: (reason, client) => refused.push([reason, client]),
+      waited: () => undefined,
+      held: (calls, routes) => held.push([calls, routes]),
+    },
     () => now,
   );
   gates.push(a);
   return {
     a,
     refused,
+    held,
     at: (t: number) => {
       now = t;
     },
@@ -256,7 +262,7 @@ describe("calls run while fewer than the limit run; beyond it they wait their tu
     expect(a.enter("flood", "r")).not.toBeInstanceOf(Waiter);
   });
 
-  it("a call whose work never ends holds its slot at most holdMs: the next arrival then runs, and its late end changes nothing", () => {
+  it("a call whose work never ends holds its slot at most holdMs, and is told of: the next arrival then runs, and its late end changes nothing", () => {
     const g = gate({ floor: 1, max: 1, holdMs: 11_000 });
     const stuck = g.a.enter("c", "r") as Ticket;
     g.at(10_999);
@@ -267,6 +273,8 @@ describe("calls run while fewer than the limit run; beyond it they wait their tu
     expect(stuck.left).toBe(true);
     expect(g.a.running).toBe(1);
     expect(g.a.queued).toBe(1);
+    // Said once, with the route: work that never ends is a fault to find.
+    expect(g.held).toEqual([[1, ["r"]]]);
     g.a.leave(stuck);
     expect(g.a.running).toBe(1);
     expect(g.a.queued).toBe(1);
