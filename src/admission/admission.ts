@@ -129,6 +129,8 @@ class ClientQueue {
   private head = 0;
   deficit = 0;
   readonly grants: RateMeter;
+  /** Its calls arriving, per ms: what it asks for (its demand). */
+  readonly arrivals: RateMeter;
   /** Its queue grows steadily and its wait passed the target: arrivals beyond the target are refused. */
   overloaded = false;
   overloadedAt = 0;
@@ -143,6 +145,7 @@ class ClientQueue {
     now: number,
   ) {
     this.grants = new RateMeter(250, now);
+    this.arrivals = new RateMeter(ARRIVALS_TAU_MS, now);
   }
   get queued(): number {
     return this.waiting.length - this.head;
@@ -213,6 +216,19 @@ const SURE_AFTER_CALLS = 200;
 const HOLD_GRACE_MS = 1_000;
 /** The queue's expiry timer, while calls wait. */
 const EXPIRY_CHECK_MS = 10;
+/** The time constant of a client's arrival rate (its demand), ms. */
+const ARRIVALS_TAU_MS = 1_000;
+/**
+ * How long the instance's capacity is remembered (the best second of this
+ * many, a max filter as TCP BBR keeps a path's bandwidth): far longer than a
+ * spike, so that a flood whose refusals take the core does not shrink the
+ * shares of the clients beside it. What is remembered is what was served:
+ * at low load that is the demand, not the capacity; the capacity is seen at
+ * the day's busy moments, and kept ten minutes. Too high a capacity (the
+ * database slowed since) makes more clients modest, who are then served in
+ * turn among themselves, as all clients are without it.
+ */
+const CAPACITY_SECONDS = 600;
 /** A route's cost before any of its calls finished, ms. */
 const DEFAULT_COST_MS = 1;
 /** The cost estimate's time constant. */
@@ -228,6 +244,10 @@ export class Admission {
   private turn = 0;
   private readonly completions = new BusyRate();
   private readonly best = new BestThroughput();
+  /** What the instance has served at best lately (CAPACITY_SECONDS): the whole that shares divide. */
+  private readonly capacity = new BestThroughput(CAPACITY_SECONDS);
+  /** Where the next look for a modest client starts (they are served in turn too). */
+  private modestTurn = 0;
   private readonly costs = new Map<string, { ms: number; at: number }>();
   /** Service time of calls that did their work, smoothed, ms (what the queue target leaves room for). */
   serviceMs = 0;
@@ -320,6 +340,7 @@ export class Admission {
     // Slots that came free without a call leaving (the limit rose) go to the waiting first.
     if (this.queued > 0 && this.running < this.limiter.limit) this.serveWaiting(now);
     const queue = this.queueOf(this.settings.fairShares ? client : "_all", now);
+    queue.arrivals.tick(now);
     if (this.free) return this.admit(queue, route, now);
     const serviceDue = now + this.callDeadlineMs;
     const due = Math.min(deadlineAt ?? Number.POSITIVE_INFINITY, serviceDue);
@@ -378,6 +399,7 @@ export class Admission {
     client.running--;
     this.completions.complete(now, this.running > 0);
     this.best.tick(now);
+    this.capacity.tick(now);
     const ms = now - ticket.startedAt;
     if (outcome === Outcome.Work) {
       this.limiter.sample(ticket.route, ms, ticket.runningAtStart, now);
@@ -423,12 +445,46 @@ export class Admission {
     return share > 0 ? (queue.queued + 1) / share : 0;
   }
 
-  /** Calls per ms `queue` is served at: its share of the completions, or more if it gets more (0: unknown). */
+  /**
+   * Calls per ms `queue` is served at: its share of the completions, or more
+   * if it gets more; all of them if it is modest, since it is served first (0: unknown).
+   */
   private shareRate(queue: ClientQueue, now: number): number {
     const rate = this.completions.perMs(now);
     if (rate === undefined) return 0;
+    if (this.modest(queue, now)) return rate;
     const wanting = this.turns.length + (queue.queued === 0 ? 1 : 0);
     return Math.max(queue.grants.perMs(now), rate / Math.max(1, wanting));
+  }
+
+  /**
+   * Whether `queue`'s client asks for less than its share of the instance's
+   * capacity (the best second of the last minute, divided among the clients
+   * with calls running or waiting): such a client is served before the
+   * others, and never refused as over its share. The share is of what the
+   * instance can do, not of what it does now: a flood whose refusals take
+   * the core (HTTP/1.1: Node parses and answers each one) lowers what is
+   * served, and shares of that would make a quiet client pay for it
+   * (docs/decisions.md, "Modest clients first").
+   */
+  private modest(queue: ClientQueue, now: number): boolean {
+    if (!this.settings.fairShares || this.clients.size < 2) return false;
+    const capacity = this.capacity.perSecond(now) / 1000;
+    return capacity > 0 && queue.arrivals.perMs(now) * this.clients.size <= capacity;
+  }
+
+  /** The index in `turns` of the next modest client with calls waiting, or -1. */
+  private nextModest(now: number): number {
+    const n = this.turns.length;
+    if (n < 2) return -1;
+    for (let i = 0; i < n; i++) {
+      const at = (this.modestTurn + i) % n;
+      if (this.modest(this.turns[at] as ClientQueue, now)) {
+        this.modestTurn = at + 1;
+        return at;
+      }
+    }
+    return -1;
   }
 
   /** The longest a call may wait: the SLO less the service time and the loop's delay, 10 ms to the target. */
@@ -449,10 +505,7 @@ export class Admission {
    */
   private watchGrowth(queue: ClientQueue, now: number): void {
     if (now - queue.markAt < GROWTH_INTERVAL_MS) return;
-    const rate = Math.max(
-      queue.grants.perMs(now),
-      (this.completions.perMs(now) ?? 0) / Math.max(1, this.turns.length),
-    );
+    const rate = this.shareRate(queue, now);
     const elapsed = now - queue.markAt;
     const growth = queue.queued + queue.overflow - queue.queuedAtMark;
     const grew = growth > Math.max(1, 0.05 * rate * elapsed);
@@ -506,17 +559,21 @@ export class Admission {
   }
 
   /**
-   * 429 for a client that takes its share or more (of the completions, or of
-   * the calls running) while another client waits; 503 otherwise.
+   * 429 for a client that takes its share or more (of the calls running, or,
+   * unless it is modest, of the completions) while another client waits; 503
+   * otherwise.
    */
   private reasonFor(queue: ClientQueue, now: number): Refusal {
     const others = this.turns.some((c) => c !== queue);
     if (!others) return Refusal.Overloaded;
     const clients = Math.max(2, this.clients.size);
+    // Holding its share of the slots or more is over its share, whatever it asks.
+    if (queue.running >= this.limiter.limit / clients) return Refusal.ClientShare;
+    // Asking less than its share of the capacity is not, whatever it is served now.
+    if (this.modest(queue, now)) return Refusal.Overloaded;
     const rate = this.completions.perMs(now) ?? 0;
     const served = rate > 0 && queue.grants.perMs(now) >= (0.9 * rate) / clients;
-    const running = queue.running >= this.limiter.limit / clients;
-    return served || running ? Refusal.ClientShare : Refusal.Overloaded;
+    return served ? Refusal.ClientShare : Refusal.Overloaded;
   }
 
   private costOf(route: string): number {
@@ -606,20 +663,35 @@ export class Admission {
     for (const { ms } of this.costs.values()) if (ms > quantum) quantum = ms;
     quantum = Math.max(quantum, DEFAULT_COST_MS);
     while (this.queued > 0 && this.running < this.limiter.limit) {
-      if (this.turn >= this.turns.length) this.turn = 0;
-      const queue = this.turns[this.turn] as ClientQueue;
-      const head = queue.peek() as Waiter;
-      const cost = this.costOf(head.route);
-      if (queue.deficit < cost) queue.deficit += quantum;
-      queue.shift();
-      this.queued--;
-      queue.deficit -= cost;
-      const next = queue.peek();
-      if (!next) {
-        queue.deficit = 0;
-        this.turns.splice(this.turn, 1);
-      } else if (queue.deficit < this.costOf(next.route)) {
-        this.turn++;
+      const modest = this.nextModest(now);
+      let queue: ClientQueue;
+      let head: Waiter;
+      if (modest >= 0) {
+        // A modest client first, out of the round robin's turn (its deficit untouched).
+        queue = this.turns[modest] as ClientQueue;
+        head = queue.shift() as Waiter;
+        this.queued--;
+        if (queue.queued === 0) {
+          queue.deficit = 0;
+          this.turns.splice(modest, 1);
+          if (modest < this.turn) this.turn--;
+        }
+      } else {
+        if (this.turn >= this.turns.length) this.turn = 0;
+        queue = this.turns[this.turn] as ClientQueue;
+        head = queue.peek() as Waiter;
+        const cost = this.costOf(head.route);
+        if (queue.deficit < cost) queue.deficit += quantum;
+        queue.shift();
+        this.queued--;
+        queue.deficit -= cost;
+        const next = queue.peek();
+        if (!next) {
+          queue.deficit = 0;
+          this.turns.splice(this.turn, 1);
+        } else if (queue.deficit < this.costOf(next.route)) {
+          this.turn++;
+        }
       }
       if (now >= head.expiresAt) {
         this.expire(head, now, head.deadlineFirst ? Refusal.Deadline : Refusal.Overloaded);

@@ -98,6 +98,8 @@ export class BusyRate {
 export class BestThroughput {
   private readonly buckets: number[];
   private second = -1;
+  /** The best bucket, kept as ticks come (read on every arrival: no walk over the buckets). */
+  private best = 0;
   constructor(seconds = 10) {
     this.buckets = new Array<number>(seconds).fill(0);
   }
@@ -105,24 +107,28 @@ export class BestThroughput {
   tick(now: number): void {
     this.roll(now);
     const at = this.second % this.buckets.length;
-    this.buckets[at] = (this.buckets[at] as number) + 1;
+    const n = (this.buckets[at] as number) + 1;
+    this.buckets[at] = n;
+    if (n > this.best) this.best = n;
   }
 
   /** Calls per second, the best full second remembered (the current one counts once it beats them). */
   perSecond(now: number): number {
     this.roll(now);
-    let best = 0;
-    for (const n of this.buckets) if (n > best) best = n;
-    return best;
+    return this.best;
   }
 
   private roll(now: number): void {
     const second = Math.floor(now / 1000);
     if (this.second < 0) this.second = second;
+    if (second <= this.second) return;
     // Every second that passed, up to a whole round, starts empty.
     for (let s = this.second + 1; s <= second && s - this.second <= this.buckets.length; s++) {
       this.buckets[s % this.buckets.length] = 0;
     }
-    this.second = Math.max(this.second, second);
+    this.second = second;
+    let best = 0;
+    for (const n of this.buckets) if (n > best) best = n;
+    this.best = best;
   }
 }
