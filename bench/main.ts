@@ -127,6 +127,12 @@ child process.
                      connections with ADMISSION_ENABLED=true against false (same
                      build), interleaved; refusals and goodput on ÷ off, with the
                      goals "nothing refused" and "goodput >= 1.0x off"
+  --fresh            with --variant or --closed: every side started anew for each
+                     round (and warmed up again), so that a process's luck (its
+                     JIT's choices, its heap's layout) averages over the rounds
+                     instead of biasing all of them: an A/A run (both sides
+                     alike) measured one side 3-13 % above the other for its
+                     whole life (docs/performance.md)
   --rounds N         interleaved rounds (default 3; BENCH_ROUNDS)
   --seconds S        seconds per step: each round (default 5; BENCH_SECONDS), or
                      with --overload each spike, bare flood and two-client run
@@ -175,6 +181,7 @@ commandLine({
     "--overload",
     "--variant",
     "--closed",
+    "--fresh",
     "--rounds",
     "--seconds",
     "--repeat",
@@ -308,7 +315,9 @@ const OBSERVABILITY_SIDES: readonly Variant[] = [
 
 interface Side {
   readonly name: SideName;
-  readonly server: Server;
+  server: Server;
+  /** Stops its server and starts a new one (--fresh). */
+  readonly restart?: () => Promise<void>;
 }
 
 interface RunResult {
@@ -387,6 +396,8 @@ interface Options {
   readonly variants: readonly Readonly<Record<string, string>>[];
   /** --closed: ADMISSION_ENABLED=true against false, closed loop, instead. */
   readonly closed: boolean;
+  /** --fresh: with --variant or --closed, every side started anew for each round. */
+  readonly fresh: boolean;
 }
 
 /** The value after a flag (`--rounds 10`), or undefined when the flag is absent. */
@@ -541,6 +552,7 @@ function readOptions(): Options {
     ),
     variants: flagValues(args, "--variant").map(environmentWords),
     closed: args.includes("--closed"),
+    fresh: args.includes("--fresh"),
     warmupSeconds: number("BENCH_WARMUP_SECONDS", 2, 0),
     connections: connections.length > 0 ? connections : [32, 256],
     scenarios: wanted.length > 0 ? SCENARIOS.filter((s) => wanted.includes(s.name)) : SCENARIOS,
@@ -1025,18 +1037,27 @@ async function variantBench(
   const script = command.argv.at(-1) ?? "";
   const sides: Side[] = [];
   for (const side of variants) {
-    const server = await startServer(
-      side.name,
-      side.command ??
-        (side.nodeFlags ? [process.execPath, ...side.nodeFlags, script] : command.argv),
-      // Only the observability variants send traces (to the discarding receiver); a
-      // node flag variant runs with exactly the environment its words give.
-      options.observability
-        ? { ...env, ...command.env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ...side.env }
-        : { ...env, ...side.env },
-      side.cwd ?? ROOT,
-    );
-    sides.push({ name: side.name, server });
+    const start = () =>
+      startServer(
+        side.name,
+        side.command ??
+          (side.nodeFlags ? [process.execPath, ...side.nodeFlags, script] : command.argv),
+        // Only the observability variants send traces (to the discarding receiver); a
+        // node flag variant runs with exactly the environment its words give.
+        options.observability
+          ? { ...env, ...command.env, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, ...side.env }
+          : { ...env, ...side.env },
+        side.cwd ?? ROOT,
+      );
+    const started: Side = {
+      name: side.name,
+      server: await start(),
+      restart: async () => {
+        await stopServer(started.server);
+        started.server = await start();
+      },
+    };
+    sides.push(started);
   }
   const { httpGenerator, grpcGenerator } = generatorNames(tools);
   console.log(
@@ -1319,18 +1340,30 @@ function required<T>(value: T | undefined): T {
  * by one each round (A B, B A, … ; A B C, B C A, C A B, …), so that no side
  * is always first: in a fixed order, admission on (always first in
  * `--closed`) measured 1.10–1.19× the CPU per call of off, and 0.99× in
- * another order (docs/performance.md). Each side's results.
+ * another order (docs/performance.md). With `fresh` (--fresh), every side is
+ * started anew and warmed up again before each round: a process's own luck
+ * (its JIT's choices) lasts one round, not all of them. Each side's results.
  */
 async function interleaved(
   sides: readonly Side[],
-  options: Pick<Options, "warmupSeconds" | "rounds" | "seconds">,
+  options: Pick<Options, "warmupSeconds" | "rounds" | "seconds"> & { readonly fresh?: boolean },
   run: (side: Side, seconds: number) => Promise<RunResult>,
 ): Promise<Map<SideName, RunResult[]>> {
-  if (options.warmupSeconds > 0) {
-    for (const side of sides) await run(side, options.warmupSeconds);
-  }
+  const warmUp = async () => {
+    if (options.warmupSeconds > 0) {
+      for (const side of sides) await run(side, options.warmupSeconds);
+    }
+  };
+  // Only sides that can be started anew (--variant, --closed) are.
+  const fresh = options.fresh === true && sides.every((side) => side.restart !== undefined);
+  if (!fresh) await warmUp();
   const results = new Map<SideName, RunResult[]>(sides.map((s) => [s.name, []]));
   for (let round = 0; round < options.rounds; round++) {
+    if (fresh) {
+      // New processes, warmed up again: no process's luck lasts more than one round.
+      for (const side of sides) await side.restart?.();
+      await warmUp();
+    }
     for (let i = 0; i < sides.length; i++) {
       const side = sides[(round + i) % sides.length] as Side;
       results.get(side.name)?.push(await run(side, options.seconds));
