@@ -7,7 +7,9 @@
  *   waits in its client's queue; the queues are served by deficit round
  *   robin weighted by each route's cost, so every client wanting service
  *   gets an equal share of the completions: a client asking less than its
- *   share waits one round at most, whatever another client floods.
+ *   share waits one round at most, whatever another client floods. A client
+ *   asking less than its share of the instance's capacity (modest) is served
+ *   first: a flood whose refusals take the core does not shrink its share.
  * - A call is refused only when it cannot be served in time: its deadline
  *   (the client's, or the service's call deadline) would pass before it ran
  *   ("deadline"), or its client's queue grows steadily while its wait passes
@@ -459,9 +461,10 @@ export class Admission {
 
   /**
    * Whether `queue`'s client asks for less than its share of the instance's
-   * capacity (the best second of the last minute, divided among the clients
-   * with calls running or waiting): such a client is served before the
-   * others, and never refused as over its share. The share is of what the
+   * capacity (the best second of the last ten minutes, divided among the
+   * clients with calls running or waiting): such a client is served before
+   * the others, and not refused as over its share unless it holds its share
+   * of the running calls (reasonFor). The share is of what the
    * instance can do, not of what it does now: a flood whose refusals take
    * the core (HTTP/1.1: Node parses and answers each one) lowers what is
    * served, and shares of that would make a quiet client pay for it
