@@ -1346,7 +1346,7 @@ function required<T>(value: T | undefined): T {
  */
 async function interleaved(
   sides: readonly Side[],
-  options: Pick<Options, "warmupSeconds" | "rounds" | "seconds"> & { readonly fresh?: boolean },
+  options: Pick<Options, "warmupSeconds" | "rounds" | "seconds" | "fresh">,
   run: (side: Side, seconds: number) => Promise<RunResult>,
 ): Promise<Map<SideName, RunResult[]>> {
   const warmUp = async () => {
@@ -1355,7 +1355,7 @@ async function interleaved(
     }
   };
   // Only sides that can be started anew (--variant, --closed) are.
-  const fresh = options.fresh === true && sides.every((side) => side.restart !== undefined);
+  const fresh = options.fresh && sides.every((side) => side.restart !== undefined);
   if (!fresh) await warmUp();
   const results = new Map<SideName, RunResult[]>(sides.map((s) => [s.name, []]));
   for (let round = 0; round < options.rounds; round++) {

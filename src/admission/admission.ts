@@ -674,11 +674,7 @@ export class Admission {
         queue = this.turns[modest] as ClientQueue;
         head = queue.shift() as Waiter;
         this.queued--;
-        if (queue.queued === 0) {
-          queue.deficit = 0;
-          this.turns.splice(modest, 1);
-          if (modest < this.turn) this.turn--;
-        }
+        if (queue.queued === 0) this.leaveTurns(modest);
       } else {
         if (this.turn >= this.turns.length) this.turn = 0;
         queue = this.turns[this.turn] as ClientQueue;
@@ -690,8 +686,7 @@ export class Admission {
         queue.deficit -= cost;
         const next = queue.peek();
         if (!next) {
-          queue.deficit = 0;
-          this.turns.splice(this.turn, 1);
+          this.leaveTurns(this.turn);
         } else if (queue.deficit < this.costOf(next.route)) {
           this.turn++;
         }
@@ -713,13 +708,17 @@ export class Admission {
   private afterRemoval(queue: ClientQueue): void {
     if (queue.queued > 0) return;
     const at = this.turns.indexOf(queue);
-    if (at >= 0) {
-      this.turns.splice(at, 1);
-      if (at < this.turn) this.turn--;
-    }
+    if (at >= 0) this.leaveTurns(at);
     queue.deficit = 0;
     this.forget(queue);
     this.armExpiry();
+  }
+
+  /** The client at `at` in the turns has nothing waiting: out of the round robin, its deficit dropped. */
+  private leaveTurns(at: number): void {
+    const [queue] = this.turns.splice(at, 1);
+    if (queue) queue.deficit = 0;
+    if (at < this.turn) this.turn--;
   }
 
   private expire(waiter: Waiter, now: number, reason: Refusal): void {
