@@ -38,6 +38,11 @@ export interface AdmissionSettings extends LimitSettings {
    * its slot back then, so that a lost slot cannot shrink the instance.
    */
   readonly holdMs?: number;
+  /**
+   * Refusals at the door are held before they are written while refusals
+   * take more than this share of the core (default 0.6; pacer.ts).
+   */
+  readonly paceAboveShare?: number;
 }
 
 /** Admission's settings as the configuration gives them (docs/configuration.md, "Overload"). */
@@ -124,6 +129,41 @@ export class Waiter {
 
 const ignore = () => undefined;
 
+/** The growth test's marks: a queue's level at its last few marks, in a ring. */
+class GrowthMarks {
+  private readonly times = new Float64Array(GROWTH_MARKS);
+  private readonly levels = new Float64Array(GROWTH_MARKS);
+  /** Marks made, counted up; the newest is at (made - 1) % size. */
+  private made = 0;
+  /** When the newest mark was made (0: none yet). */
+  get lastAt(): number {
+    return this.made === 0 ? 0 : (this.times[(this.made - 1) % GROWTH_MARKS] as number);
+  }
+  add(at: number, level: number): void {
+    const i = this.made % GROWTH_MARKS;
+    this.times[i] = at;
+    this.levels[i] = level;
+    this.made++;
+  }
+  /** The newest mark made at or before `at`, or the oldest kept (-1: none). */
+  atOrBefore(at: number): number {
+    const oldest = Math.max(0, this.made - GROWTH_MARKS);
+    for (let m = this.made - 1; m >= oldest; m--) {
+      if ((this.times[m % GROWTH_MARKS] as number) <= at) return m;
+    }
+    return this.made > 0 ? oldest : -1;
+  }
+  timeAt(mark: number): number {
+    return mark < 0 ? 0 : (this.times[mark % GROWTH_MARKS] as number);
+  }
+  levelAt(mark: number): number {
+    return mark < 0 ? 0 : (this.levels[mark % GROWTH_MARKS] as number);
+  }
+}
+
+/** Marks kept: W over I, and a few more for intervals longer than I. */
+const GROWTH_MARKS = 8;
+
 /** One client's calls: how many run, the ones waiting (oldest first), its round-robin state. */
 class ClientQueue {
   running = 0;
@@ -135,13 +175,14 @@ class ClientQueue {
   readonly arrivals: RateMeter;
   /** Its queue grows steadily and its wait passed the target: arrivals beyond the target are refused. */
   overloaded = false;
+  /** When it was last found overloaded (0: never). */
   overloadedAt = 0;
-  markAt = 0;
-  queuedAtMark = 0;
+  /** Its queue's level at the growth test's last marks. */
+  readonly marks = new GrowthMarks();
   /** For how long, ms, its queue has grown without a pause. */
   streak = 0;
-  /** Its calls refused since the mark because the queue was full: growth the queue had no room for. */
-  overflow = 0;
+  /** Its calls refused because the queue was full, counted up: growth the queue had no room for. */
+  overflowed = 0;
   constructor(
     readonly label: string,
     now: number,
@@ -193,15 +234,18 @@ class ClientQueue {
 export type { ClientQueue };
 
 /**
- * The growth test: intervals of at least I ms, growing in a row for G ms. G
- * is longer than a closed loop's ramp: 256 connections opening at once were
+ * The growth test: marks at least I ms apart, each above the level of W ms
+ * before, in a row for G ms (watchGrowth). G is longer than a closed loop's ramp: 256 connections opening at once were
  * all waiting within 250 ms on this 2-core VM (a G of 100 or 250 ms refused
  * some of their calls, and every refused call came back at once; 300 ms and
  * more refused none), and short enough that a spike's first admitted calls
  * wait well under issue 41's 500 ms (docs/decisions.md, "Admission").
  */
 const GROWTH_INTERVAL_MS = 25;
-const GROWTH_MS = 300;
+/** Growth is measured over this long (W): longer than a loaded loop's turn. */
+const GROWTH_WINDOW_MS = 100;
+/** G: a ramp's growth is still seen W after it ends, so G is the 300 ms the ramps took, and W. */
+const GROWTH_MS = 300 + GROWTH_WINDOW_MS;
 /**
  * The growth that marks a queue whose wait passed a quarter of the call
  * deadline: no closed loop worth protecting waits that long, and a flood held
@@ -366,7 +410,7 @@ export class Admission {
     }
     if (this.queued >= this.maxQueued && !this.makeRoom(queue, now)) {
       // Refused for want of room, it still shows arrivals outpacing service (the growth test).
-      queue.overflow++;
+      queue.overflowed++;
       return this.refuse(queue, client, this.reasonFor(queue, now));
     }
     const overloadedExpiry = queue.overloaded
@@ -497,38 +541,47 @@ export class Admission {
   }
 
   /**
-   * Whether the client's queue grows steadily (for G ms of intervals of at
-   * least I in a row, each by more than a twentieth of what it is served in
-   * it): a flood, which refusing helps; a closed loop's queue stops growing
-   * once its clients all wait. Growth is counted in time, not in intervals:
-   * under load a turn of the event loop may last longer than I, and the
-   * arrivals of one turn come in together. It stops being overloaded when
-   * its wait falls under half the target, or after the probe time (it must
-   * show growth again).
+   * Whether the client's queue grows steadily: at every mark (at least I ms
+   * apart) for G ms in a row, its level (calls waiting, and refused for want
+   * of room) is above its level W ms before by more than a twentieth of what
+   * it is served in that time. A flood, which refusing helps; a closed loop's
+   * queue stops growing once its clients all wait. Growth is counted in time,
+   * not in marks, and over W, not from one mark to the next: under load a
+   * turn of the event loop may last longer than I, a turn's arrivals come in
+   * together, and so do the completions of calls that started together, so
+   * that a queue growing by a third of its service shrank in one interval of
+   * three and was never found. A client found overloaded stays so until the
+   * probe time (then it must show growth again, for the short G: it was
+   * flooding two seconds ago), or until it asks no more than it is served
+   * (the flood is over): its refusals keep its queue short, so the queue's
+   * length says nothing of whether it still floods.
    */
   private watchGrowth(queue: ClientQueue, now: number): void {
-    if (now - queue.markAt < GROWTH_INTERVAL_MS) return;
+    const { marks } = queue;
+    if (now - marks.lastAt < GROWTH_INTERVAL_MS) return;
     const rate = this.shareRate(queue, now);
-    const elapsed = now - queue.markAt;
-    const growth = queue.queued + queue.overflow - queue.queuedAtMark;
-    const grew = growth > Math.max(1, 0.05 * rate * elapsed);
+    const elapsed = now - marks.lastAt;
+    const level = queue.queued + queue.overflowed;
+    const sinceAt = marks.atOrBefore(now - GROWTH_WINDOW_MS);
+    const grew =
+      level - marks.levelAt(sinceAt) > Math.max(1, 0.05 * rate * (now - marks.timeAt(sinceAt)));
     queue.streak = grew ? queue.streak + elapsed : 0;
-    queue.markAt = now;
-    queue.queuedAtMark = queue.queued;
-    queue.overflow = 0;
+    marks.add(now, level);
     const target = this.queueTarget();
     if (!queue.overloaded) {
       const wait = this.predictWait(queue, now);
-      // A queue whose wait nears the call deadline is no closed loop's ramp worth waiting for.
-      const needed = wait > this.callDeadlineMs / 4 ? SHORT_GROWTH_MS : GROWTH_MS;
+      // A queue whose wait nears the call deadline is no closed loop's ramp worth waiting for;
+      // nor is one that flooded a moment ago.
+      const recently = queue.overloadedAt > 0 && now - queue.overloadedAt < 2 * OVERLOADED_PROBE_MS;
+      const needed = recently || wait > this.callDeadlineMs / 4 ? SHORT_GROWTH_MS : GROWTH_MS;
       if (queue.streak >= needed && wait > target) {
         queue.overloaded = true;
         queue.overloadedAt = now;
         this.trimTail(queue, now, target);
       }
     } else if (
-      (rate > 0 && queue.queued / rate < target / 2) ||
-      now - queue.overloadedAt >= OVERLOADED_PROBE_MS
+      now - queue.overloadedAt >= OVERLOADED_PROBE_MS ||
+      queue.arrivals.perMs(now) <= queue.grants.perMs(now)
     ) {
       queue.overloaded = false;
       queue.streak = 0;

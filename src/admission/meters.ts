@@ -21,6 +21,12 @@ export class RateMeter {
     this.count++;
   }
 
+  /** `amount` of something (ms of work) at `now`: perMs is then that amount per ms. */
+  add(now: number, amount: number): void {
+    this.roll(now);
+    this.count += amount;
+  }
+
   perMs(now: number): number {
     this.roll(now);
     return this.rate;

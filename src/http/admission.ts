@@ -19,12 +19,13 @@ import {
   type Waiter,
 } from "../admission/admission";
 import { ClientDirectory } from "../admission/clients";
+import { RefusalPacer } from "../admission/pacer";
 import { callWorkKey } from "../call/context";
 import { clientOverShare, overloaded } from "../domain/errors";
-import type { Logger } from "../log";
+import { describeError, type Logger } from "../log";
 import { callerKey } from "../rpc/context";
 import { answerHeadersOf, connectToLegacyError, domainToConnectError } from "../wire/errors";
-import type { NodeRequest, NodeResponse } from "../wire/http";
+import { type NodeRequest, type NodeResponse, requestGone } from "../wire/http";
 import { type PreparedError, prepareError } from "../wire/plain";
 import type { FrontRequest } from "./front";
 
@@ -126,7 +127,22 @@ export function createAdmissionGate(
         }),
     },
   );
-  const summary = new RefusalSummary(log, admission);
+  const pacer = new RefusalPacer(
+    {
+      aboveShare: config.paceAboveShare ?? DEFAULT_PACE_ABOVE_SHARE,
+      maxHoldMs: config.retryAfterS * 1000,
+    },
+    performance.now(),
+  );
+  const held = new HeldRefusals(log);
+  const summary = new RefusalSummary(log, admission, () => {
+    const now = performance.now();
+    return {
+      refusalShare: Math.round(pacer.share(now) * 100) / 100,
+      holdMs: Math.round(pacer.holdMs(now)),
+      held: held.size,
+    };
+  });
 
   const release = (
     front: FrontRequest,
@@ -192,6 +208,7 @@ export function createAdmissionGate(
   return {
     admission,
     atTheDoor(req, route, clientTimeoutMs, write) {
+      const started = performance.now();
       const entered = admission.enter(
         directory.clientOf(req.headers.authorization),
         route,
@@ -202,7 +219,22 @@ export function createAdmissionGate(
         return false;
       }
       summary.count(entered);
-      write(errors[entered]);
+      const error = errors[entered];
+      const decidedAt = performance.now();
+      const hold = pacer.holdMs(decidedAt);
+      if (hold > 0 && held.size < MAX_HELD) {
+        // Answered later: a client with a bound on its calls out then sends fewer (pacer.ts).
+        held.add(decidedAt + hold, () => {
+          if (requestGone(req)) return;
+          const writing = performance.now();
+          write(error);
+          pacer.refused(performance.now() - writing, writing);
+        });
+        pacer.refused(performance.now() - started, decidedAt);
+        return true;
+      }
+      write(error);
+      pacer.refused(performance.now() - started, decidedAt);
       return true;
     },
     plainRefusal: preparedOf,
@@ -256,6 +288,7 @@ export function createAdmissionGate(
     },
     stop() {
       admission.stop();
+      held.flush();
       summary.stop();
     },
   };
@@ -298,6 +331,77 @@ const QUIET_MS = 1_000;
  * after it ends, so that the lines' counts add up to every refusal, a burst
  * shorter than 10 s included. A timer exists only during a burst.
  */
+/** Refusals are held while they take more than this share of the core, by default. */
+const DEFAULT_PACE_ABOVE_SHARE = 0.6;
+/** At most this many refusals are held at once (memory); beyond, they are written at once. */
+const MAX_HELD = 4_096;
+
+/**
+ * Refusals held before they are written (pacer.ts): written in the order
+ * they were refused, each once its time comes; one timer, only while some
+ * are held; all written at once when the gate stops.
+ */
+class HeldRefusals {
+  private due: number[] = [];
+  private writes: (() => void)[] = [];
+  private head = 0;
+  private timer: ReturnType<typeof setTimeout> | undefined;
+
+  constructor(private readonly log: Logger) {}
+
+  get size(): number {
+    return this.writes.length - this.head;
+  }
+
+  add(at: number, write: () => void): void {
+    this.due.push(at);
+    this.writes.push(write);
+    if (!this.timer) this.arm(at);
+  }
+
+  /** Writes every refusal still held, now. */
+  flush(): void {
+    this.writeUntil(Number.POSITIVE_INFINITY);
+  }
+
+  private arm(at: number): void {
+    this.timer = setTimeout(this.tick, Math.max(1, at - performance.now()));
+    this.timer.unref();
+  }
+
+  private readonly tick = () => {
+    this.timer = undefined;
+    this.writeUntil(performance.now());
+  };
+
+  private writeUntil(now: number): void {
+    if (this.timer && now === Number.POSITIVE_INFINITY) {
+      clearTimeout(this.timer);
+      this.timer = undefined;
+    }
+    while (this.head < this.writes.length && (this.due[this.head] as number) <= now) {
+      const write = this.writes[this.head] as () => void;
+      this.writes[this.head] = ignore;
+      this.head++;
+      try {
+        write();
+      } catch (error) {
+        // Its request alone: the others held are still written.
+        this.log.error("a held refusal could not be written", describeError(error));
+      }
+    }
+    if (this.head === this.writes.length) {
+      this.due = [];
+      this.writes = [];
+      this.head = 0;
+    } else if (!this.timer) {
+      this.arm(this.due[this.head] as number);
+    }
+  }
+}
+
+const ignore = () => undefined;
+
 class RefusalSummary {
   private counts: Record<Refusal, number> = { overloaded: 0, client_share: 0, deadline: 0 };
   private pending = 0;
@@ -309,6 +413,8 @@ class RefusalSummary {
   constructor(
     private readonly log: Logger,
     private readonly admission: Admission,
+    /** The pacing of refusals now (pacer.ts): their share of the core, the hold, how many are held. */
+    private readonly pacing: () => { refusalShare: number; holdMs: number; held: number },
   ) {}
 
   count(reason: Refusal): void {
@@ -361,6 +467,7 @@ class RefusalSummary {
       lastWaitMs: Math.round(admission.lastWaitMs),
       serviceMs: Math.round(admission.serviceMs * 10) / 10,
       loopDelayMs: Math.round(admission.loopDelayMs),
+      ...this.pacing(),
     });
     this.counts = { overloaded: 0, client_share: 0, deadline: 0 };
     this.pending = 0;

@@ -146,6 +146,12 @@ const patient = useHarness(fixture, TEST_TIMEOUTS, {
   onCommand: (event) => commands.push(event.commandName),
 });
 
+/** Full, no room to wait, and refusals held whenever they take any of the core (pacer.ts). */
+const paced = useHarness(fixture, TEST_TIMEOUTS, {
+  markHooks: { beforeSave: (ref) => gate.hold(ref.messageId) },
+  admission: { ...admissionOf(0), paceAboveShare: 0 },
+});
+
 const restoreHeld = (target: Harness, key = KEY) =>
   legacy(target, {
     method: "POST",
@@ -168,7 +174,7 @@ afterEach(async () => {
   await Promise.all(holding);
   holding = [];
   // HELD deleted again for the next test (the held Restore restored it).
-  for (const target of [h, patient]) {
+  for (const target of [h, patient, paced]) {
     await legacy(target, {
       method: "POST",
       path: `/Delete?boxId=${BOX}&messageId=${HELD}`,
@@ -424,6 +430,72 @@ describe("health and metrics are never refused, and being busy is not being unre
     expect(metrics.text).toMatch(
       /^docflow_admission_refusals_total\{reason="overloaded",client="SDK client"\} [1-9]\d*$/m,
     );
+  });
+});
+
+describe("refusals that take the core are answered later, and nothing else is", () => {
+  /** Legacy calls refused one after another until one is held `ms` or more; its answer and time. */
+  async function refuseUntilHeld(ms: number) {
+    // The hold changes at most every 50 ms: refusals for up to 3 s.
+    for (const until = performance.now() + 3_000; performance.now() < until; ) {
+      const started = performance.now();
+      const res = await legacy(paced, {
+        method: "GET",
+        path: subscriptionsPath,
+        headers: { authorization: authHeader("admin") },
+      });
+      expect(res.status).toBe(503);
+      const took = performance.now() - started;
+      if (took >= ms) return { res, took };
+    }
+    throw new Error(`no refusal was held ${ms} ms`);
+  }
+
+  it("legacy: the refusal is the same 503 with Retry-After, written after a hold that grows while refusals go on, never past the Retry-After", async () => {
+    holding = await fill(paced);
+    const { res, took } = await refuseUntilHeld(100);
+    expect(res.headers["retry-after"]).toBe("1");
+    expect(res.headers["x-service-errorcode"]).toBe("Service.Overloaded");
+    expect(res.text).toBe("the service is over its capacity; retry after 1 s");
+    // The hold is at most the Retry-After (1 s); the rest is the round trip.
+    expect(took).toBeLessThan(1_500);
+  });
+
+  it("gRPC: UNAVAILABLE with its pushback, held the same way; health answers at once meanwhile", async () => {
+    holding = await fill(paced);
+    await refuseUntilHeld(100);
+    const started = performance.now();
+    const refused = callRpc(
+      paced,
+      "grpc",
+      getSubscriptions,
+      subscriptionsRequest(),
+      authHeader("admin"),
+    ).then((r) => ({ r, took: performance.now() - started }));
+    const probe = await legacy(paced, { method: "GET", path: "/readyz" });
+    const probeTook = performance.now() - started;
+    expect(probe.status).toBe(200);
+    const { r, took } = await refused;
+    expect(r).toMatchObject({ ok: false, code: Code.Unavailable });
+    // The probe was answered while the refusal was still held.
+    expect(took).toBeGreaterThanOrEqual(100);
+    expect(probeTook).toBeLessThan(took);
+  });
+
+  it("the calls held finish normally once released, and the process serves on", async () => {
+    holding = await fill(paced);
+    await refuseUntilHeld(50);
+    gate.release();
+    const results = (await Promise.all(holding)) as { status: number }[];
+    holding = [];
+    // Two Restores of one message: one restores it, the other finds it restored.
+    expect(results.map((r) => r.status).sort()).toEqual([200, 409]);
+    const after = await legacy(paced, {
+      method: "GET",
+      path: subscriptionsPath,
+      headers: { authorization: authHeader("admin") },
+    });
+    expect(after.status).toBe(200);
   });
 });
 
