@@ -66,6 +66,11 @@ export class RefusalPacer {
     return Math.min(1, this.work.perMs(now) * UNMEASURED_FACTOR);
   }
 
+  /** The hold as last set, ms, without changing it (for the logs). */
+  get currentHoldMs(): number {
+    return this.hold;
+  }
+
   /** How long a refusal decided now is held before it is written, ms (0: at once). */
   holdMs(now: number): number {
     if (now - this.adjustedAt < ADJUST_MS) return this.hold;

@@ -139,7 +139,7 @@ export function createAdmissionGate(
     const now = performance.now();
     return {
       refusalShare: Math.round(pacer.share(now) * 100) / 100,
-      holdMs: Math.round(pacer.holdMs(now)),
+      holdMs: Math.round(pacer.currentHoldMs),
       held: held.size,
     };
   });
@@ -325,12 +325,6 @@ const SUMMARY_MS = 10_000;
 /** A burst has ended when no call was refused for this long. */
 const QUIET_MS = 1_000;
 
-/**
- * The warn lines of refusals: the first refusal of a burst at once, then at
- * most one line every 10 s while it lasts, and the rest about a second
- * after it ends, so that the lines' counts add up to every refusal, a burst
- * shorter than 10 s included. A timer exists only during a burst.
- */
 /** Refusals are held while they take more than this share of the core, by default. */
 const DEFAULT_PACE_ABOVE_SHARE = 0.6;
 /** At most this many refusals are held at once (memory); beyond, they are written at once. */
@@ -402,6 +396,12 @@ class HeldRefusals {
 
 const ignore = () => undefined;
 
+/**
+ * The warn lines of refusals: the first refusal of a burst at once, then at
+ * most one line every 10 s while it lasts, and the rest about a second
+ * after it ends, so that the lines' counts add up to every refusal, a burst
+ * shorter than 10 s included. A timer exists only during a burst.
+ */
 class RefusalSummary {
   private counts: Record<Refusal, number> = { overloaded: 0, client_share: 0, deadline: 0 };
   private pending = 0;
