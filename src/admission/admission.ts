@@ -235,11 +235,12 @@ export type { ClientQueue };
 
 /**
  * The growth test: marks at least I ms apart, each above the level of W ms
- * before, in a row for G ms (watchGrowth). G is longer than a closed loop's ramp: 256 connections opening at once were
- * all waiting within 250 ms on this 2-core VM (a G of 100 or 250 ms refused
- * some of their calls, and every refused call came back at once; 300 ms and
- * more refused none), and short enough that a spike's first admitted calls
- * wait well under issue 41's 500 ms (docs/decisions.md, "Admission").
+ * before, in a row for G ms (watchGrowth). G is longer than a closed loop's
+ * ramp: 256 connections opening at once were all waiting within 250 ms on
+ * this 2-core VM (a G of 100 or 250 ms refused some of their calls, and
+ * every refused call came back at once; 300 ms and more refused none), and
+ * short enough that a spike's first admitted calls wait well under issue
+ * 41's 500 ms (docs/decisions.md, "Admission").
  */
 const GROWTH_INTERVAL_MS = 25;
 /** Growth is measured over this long (W): longer than a loaded loop's turn. */

@@ -355,6 +355,8 @@ class HeldRefusals {
 
   /** Writes every refusal still held, now. */
   flush(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
     this.writeUntil(Number.POSITIVE_INFINITY);
   }
 
@@ -369,10 +371,6 @@ class HeldRefusals {
   };
 
   private writeUntil(now: number): void {
-    if (this.timer && now === Number.POSITIVE_INFINITY) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-    }
     while (this.head < this.writes.length && (this.due[this.head] as number) <= now) {
       const write = this.writes[this.head] as () => void;
       this.writes[this.head] = ignore;
