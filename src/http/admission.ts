@@ -93,6 +93,8 @@ export interface AdmissionGate {
     res: NodeResponse,
     route: GatedRoute,
   ): Promise<void> | void;
+  /** Writes every refusal held now (shutdown: no hold outlasts the instance). */
+  answerHeld(): void;
   stop(): void;
 }
 
@@ -106,6 +108,7 @@ export function createAdmissionGate(
     return {
       admission: undefined,
       atTheDoor: () => false,
+      answerHeld() {},
       dismiss() {},
       plainRefusal: preparedOf,
       pass: (front, req, res, route) => route.serve(req, res, front),
@@ -285,6 +288,9 @@ export function createAdmissionGate(
           }
         };
       });
+    },
+    answerHeld() {
+      held.flush();
     },
     stop() {
       admission.stop();

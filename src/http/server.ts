@@ -329,6 +329,8 @@ export function createHttpServer(
     },
     async close() {
       health.startDraining();
+      // Refusals held back (pacing) are answered now, before connections are closed.
+      gate.answerHeld();
       shutdown.abort(SHUTDOWN);
       await Promise.all([listener.close(), ops?.close()]);
       gate.stop();

@@ -28,7 +28,14 @@ import {
   sdkAuthHeader,
   USERS,
 } from "../support/fixture";
-import { callRpc, type Harness, legacy, TEST_TIMEOUTS, useHarness } from "../support/harness";
+import {
+  callRpc,
+  type Harness,
+  legacy,
+  startHarness,
+  TEST_TIMEOUTS,
+  useHarness,
+} from "../support/harness";
 import { envelope, h2Request } from "../support/wire";
 
 const SECOND_KEY = "second-api-key";
@@ -496,6 +503,47 @@ describe("refusals that take the core are answered later, and nothing else is", 
       headers: { authorization: authHeader("admin") },
     });
     expect(after.status).toBe(200);
+  });
+});
+
+describe("a refusal held when the instance stops is answered, not dropped", () => {
+  it("closing the server writes the held refusal at once: 503 with Retry-After, well before its hold ends", async () => {
+    const own = await startHarness(fixture(), TEST_TIMEOUTS, undefined, {
+      markHooks: { beforeSave: (ref) => gate.hold(ref.messageId) },
+      admission: { ...admissionOf(0), paceAboveShare: 0 },
+    });
+    try {
+      holding = await fill(own);
+      const refuse = () => {
+        const started = performance.now();
+        return legacy(own, {
+          method: "GET",
+          path: subscriptionsPath,
+          headers: { authorization: authHeader("admin") },
+        }).then((res) => ({ res, took: performance.now() - started }));
+      };
+      // Refusals until one is held 300 ms or more: the hold is then at least that.
+      for (const until = performance.now() + 3_000; performance.now() < until; ) {
+        const { took } = await refuse();
+        if (took >= 300) break;
+      }
+      const pending = refuse();
+      await new Promise((r) => setTimeout(r, 20));
+      const closing = performance.now();
+      const closed = own.server.close();
+      gate.release();
+      const { res } = await pending;
+      const answeredAfterClose = performance.now() - closing;
+      expect(res.status).toBe(503);
+      expect(res.headers["retry-after"]).toBe("1");
+      // Without: it waited out its hold (300 ms or more) while the server closed.
+      expect(answeredAfterClose).toBeLessThan(200);
+      await closed;
+      await Promise.all(holding);
+      holding = [];
+    } finally {
+      await own.close();
+    }
   });
 });
 
