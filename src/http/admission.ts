@@ -233,10 +233,9 @@ export function createAdmissionGate(
           write(error);
           pacer.refused(performance.now() - writing, writing);
         });
-        pacer.refused(performance.now() - started, decidedAt);
-        return true;
+      } else {
+        write(error);
       }
-      write(error);
       pacer.refused(performance.now() - started, decidedAt);
       return true;
     },
