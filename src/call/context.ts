@@ -59,13 +59,14 @@ export const FINISHED = new ConnectError("the call has finished", Code.Canceled)
 const CLIENT_GONE = new ConnectError("the client went away", Code.Canceled);
 
 /**
- * The implementation's work of a call, which may go on after the call is
- * answered (its deadline passed, its client left: the answer does not wait
- * for the database). It settles when the work does; admission gives the
- * call's room back only then, so that calls a client abandons (a rapid reset)
- * cannot pile up behind the limit (docs/security.md).
+ * The implementation's work of a call while it goes on, which may be after
+ * the call is answered (its deadline passed, its client left: the answer
+ * does not wait for the database); undefined once it has settled (or before
+ * it started). Admission gives the call's room back only when it has, so that
+ * calls a client abandons (a rapid reset) cannot pile up behind the limit
+ * (docs/security.md). It may reject: whoever waits for it waits for either.
  */
-export const callWorkKey = createContextKey<Promise<void> | undefined>(undefined, {
+export const callWorkKey = createContextKey<Promise<unknown> | undefined>(undefined, {
   description: "call work",
 });
 
@@ -233,20 +234,17 @@ export class CallContext implements HandlerContext {
         reject(error);
         return;
       }
-      // Whoever holds room for the call (admission) waits for its work, not for its answer.
-      this.values.set(
-        callWorkKey,
-        work.then(
-          () => undefined,
-          () => undefined,
-        ),
-      );
+      // Whoever holds room for the call (admission) waits for its work, not for its answer:
+      // the work while it goes on, nothing once it settled (most calls: their answer is its).
+      this.values.set(callWorkKey, work);
       work.then(
         (value) => {
+          this.values.set(callWorkKey, undefined);
           settle();
           resolve(value);
         },
         (error: unknown) => {
+          this.values.set(callWorkKey, undefined);
           settle();
           reject(error);
         },

@@ -174,10 +174,16 @@ export function createAdmissionGate(
     // left at 0) must not hold room (docs/security.md). A call whose client left keeps
     // its room until its work ends. Work that outlives its call's deadline by a second (a
     // promise that never settles) loses its room to admission's own check (holdMs).
+    let ended = false;
     const done = () => {
+      if (ended) return;
+      ended = true;
       const work = front.values?.get(callWorkKey);
       if (!work) release(front, res, ticket, authorization);
-      else void work.then(() => release(front, res, ticket, authorization));
+      else {
+        const afterWork = () => release(front, res, ticket, authorization);
+        void work.then(afterWork, afterWork);
+      }
     };
     front.finally = done;
     let served: Promise<void> | void;
@@ -187,11 +193,10 @@ export function createAdmissionGate(
       done();
       throw error;
     }
-    if (!served) {
-      done();
-      return served;
-    }
-    return served.finally(done);
+    if (!served) done();
+    // One reaction, not `finally`'s three promises: the caller still gets the route's own.
+    else served.then(done, done);
+    return served;
   };
   const refuse = (
     front: FrontRequest,
@@ -207,6 +212,17 @@ export function createAdmissionGate(
 
   /** What the door decided for requests it let in, for `pass` (the same turn of the loop). */
   const decided = new WeakMap<NodeRequest, Ticket | Waiter>();
+  /** Decisions of the door not yet taken (none while no call waits: `pass` looks nothing up). */
+  let undecided = 0;
+  const takeDecided = (req: NodeRequest): Ticket | Waiter | undefined => {
+    if (undecided === 0) return undefined;
+    const entered = decided.get(req);
+    if (entered) {
+      decided.delete(req);
+      undecided--;
+    }
+    return entered;
+  };
 
   return {
     admission,
@@ -219,6 +235,7 @@ export function createAdmissionGate(
       );
       if (typeof entered !== "string") {
         decided.set(req, entered);
+        undecided++;
         return false;
       }
       summary.count(entered);
@@ -241,16 +258,14 @@ export function createAdmissionGate(
     },
     plainRefusal: preparedOf,
     dismiss(req) {
-      const entered = decided.get(req);
+      const entered = takeDecided(req);
       if (!entered) return;
-      decided.delete(req);
       if (entered instanceof Ticket) admission.leave(entered, Outcome.Ignore);
       else admission.cancel(entered);
     },
     pass(front, req, res, route) {
-      let entered: Ticket | Waiter | Refusal | undefined = decided.get(req);
-      if (entered) decided.delete(req);
-      else {
+      let entered: Ticket | Waiter | Refusal | undefined = takeDecided(req);
+      if (!entered) {
         const client = directory.clientOf(req.headers.authorization);
         const timeoutMs = admission.free ? undefined : route.clientTimeoutMs?.(req, front);
         entered = admission.enter(

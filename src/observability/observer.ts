@@ -96,7 +96,7 @@ export interface RequestObservation {
   end(status: number, seconds: number): void;
 }
 
-/** A call admission refused at the door, before the front observed it (src/http/door.ts). */
+/** A call admission refused at the door, before the front observed it (the door: src/http/server.ts). */
 export interface DoorRefusal {
   readonly system: RpcSystem;
   /** `rpc.method`, fully qualified. */

@@ -9,7 +9,13 @@ import { SubscriptionService } from "../../gen/docflow/api/v1/subscriptions_pb";
 import type { Timeouts } from "../../src/config";
 import { type EmbeddedServer, startEmbeddedServer } from "../../src/storage/embedded-server";
 import { BOX, baseFixture, USERS } from "./fixture";
-import { type Harness, startHarness, TEST_CACHE, TEST_TIMEOUTS } from "./harness";
+import {
+  type Harness,
+  type HarnessOptions,
+  startHarness,
+  TEST_CACHE,
+  TEST_TIMEOUTS,
+} from "./harness";
 
 export interface PausableService {
   readonly h: Harness;
@@ -25,12 +31,15 @@ export async function startOnPausableEngine(
   timeouts: Partial<Timeouts>,
   /** Connection-string options for the service's client, e.g. "maxPoolSize=4". */
   uriOptions = "",
+  /** The harness's other options (admission, log level). */
+  options: HarnessOptions = {},
 ): Promise<PausableService> {
   const engine = await startEmbeddedServer(name);
   const uri = uriOptions
     ? `${engine.uri}${engine.uri.includes("?") ? "&" : "?"}${uriOptions}`
     : engine.uri;
   const h = await startHarness(baseFixture(), { ...TEST_TIMEOUTS, ...timeouts }, TEST_CACHE, {
+    ...options,
     database: { uri, name, close: async () => undefined },
   });
   return {
