@@ -27,7 +27,10 @@ export interface Deps extends DeletionMarkDeps, CounteragentDeps, CounteragentGr
   readonly counteragents: CounteragentStore & CounteragentMembershipStore;
   readonly credentials: CredentialStore;
   readonly log: Logger;
-  /** True when the database answers within the health timeout. */
+  /**
+   * True when the database answered a call's work within the health timeout
+   * just past, or else answers a ping within it (docs/api.md §9).
+   */
   readonly healthy: () => Promise<boolean>;
   /** Bearer tokens (docs/api.md §5.1); undefined: off, and a Bearer header is simply not ServiceAuth. */
   readonly bearer?: BearerAuthenticator;
@@ -57,8 +60,14 @@ export interface DepsOptions {
 
 export function createDeps(database: Database, log: Logger, options: DepsOptions): Deps {
   const { db } = database;
+  // When the database last answered a call's work: readiness asks no ping while that is
+  // recent (under load a ping waits behind the calls, in the pool and the server's queue).
+  let answeredAt = Number.NEGATIVE_INFINITY;
+  const answered = () => {
+    answeredAt = performance.now();
+  };
   // A call that is over (deadline, client gone) sends nothing more to the database.
-  const guard = <T extends object>(store: T) => guardStore(store, throwIfCallOver);
+  const guard = <T extends object>(store: T) => guardStore(store, throwIfCallOver, answered);
   // A cached load is shared by every call that asks meanwhile: it is not the first
   // caller's to cancel (its client leaving must not fail the others). Each caller
   // checks its own call before it asks; the load itself only translates driver errors.
@@ -69,9 +78,9 @@ export function createDeps(database: Database, log: Logger, options: DepsOptions
       return read(key);
     };
   };
-  const credentials = guardStore(createCredentialStore(db));
-  const boxes = guardStore(createBoxStore(db));
-  const employeeReads = guardStore(createEmployeeStore(db));
+  const credentials = guardStore(createCredentialStore(db), undefined, answered);
+  const boxes = guardStore(createBoxStore(db), undefined, answered);
+  const employeeReads = guardStore(createEmployeeStore(db), undefined, answered);
   const employees = guard(createEmployeeStore(db));
   const budget = options.authFailures && new FailureBudget(options.authFailures);
   const rights = cached((key) => {
@@ -98,6 +107,9 @@ export function createDeps(database: Database, log: Logger, options: DepsOptions
     authFailures: budget && !budget.off ? budget : undefined,
     now: options.now ?? (() => new Date()),
     log,
-    healthy: () => database.ping(options.healthTimeoutMs),
+    healthy: () =>
+      performance.now() - answeredAt < options.healthTimeoutMs
+        ? Promise.resolve(true)
+        : database.ping(options.healthTimeoutMs),
   };
 }

@@ -2,7 +2,9 @@
  * HTTP health for orchestrators and load balancers (docs/api.md §9): /livez says the
  * process is up and never touches MongoDB, so a database blip restarts
  * nothing; /readyz (and its alias /healthz) says whether to send traffic:
- * MongoDB answers within HEALTH_TIMEOUT_MS and the service is not draining.
+ * MongoDB answers (a call's database work succeeded within the last
+ * HEALTH_TIMEOUT_MS, or else a ping answers within it: src/deps.ts) and the
+ * service is not draining.
  */
 import type { NodeRequest, NodeResponse } from "../wire/http";
 import { sendJson, sendMethodNotAllowed } from "../wire/plain";

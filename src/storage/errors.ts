@@ -77,9 +77,14 @@ function isUnavailable(error: unknown): boolean {
 /**
  * The same store, with every method's outage errors turned into
  * `storageUnavailable`; `before` runs before each method starts (and may
- * throw: then nothing is sent).
+ * throw: then nothing is sent); `answered` after each method that succeeded
+ * (the database answered: readiness needs no ping then).
  */
-export function guardStore<T extends object>(store: T, before?: () => void): T {
+export function guardStore<T extends object>(
+  store: T,
+  before?: () => void,
+  answered?: () => void,
+): T {
   const guarded: Record<string, unknown> = {};
   for (const [name, member] of Object.entries(store)) {
     guarded[name] =
@@ -87,7 +92,12 @@ export function guardStore<T extends object>(store: T, before?: () => void): T {
         ? async (...args: unknown[]) => {
             before?.();
             try {
-              return await (member as (...a: unknown[]) => Promise<unknown>).apply(store, args);
+              const result = await (member as (...a: unknown[]) => Promise<unknown>).apply(
+                store,
+                args,
+              );
+              answered?.();
+              return result;
             } catch (error) {
               throw isUnavailable(error) ? storageUnavailable(error) : error;
             }

@@ -4,7 +4,15 @@ import { Code, createClient } from "@connectrpc/connect";
 import { createGrpcTransport } from "@connectrpc/connect-node";
 import { describe, expect, it } from "vitest";
 import { Health, HealthCheckResponse_ServingStatus } from "../../gen/grpc/health/v1/health_pb";
-import { callRpc, legacy, startHarness, useHarness } from "../support/harness";
+import { authHeader, BOX, baseFixture, USERS } from "../support/fixture";
+import {
+  callRpc,
+  legacy,
+  startHarness,
+  TEST_CACHE,
+  TEST_TIMEOUTS,
+  useHarness,
+} from "../support/harness";
 
 const h = useHarness();
 
@@ -93,5 +101,57 @@ describe("grpc.health.v1.Health/Watch", () => {
       HealthCheckResponse_ServingStatus.SERVING,
       HealthCheckResponse_ServingStatus.NOT_SERVING,
     ]);
+  });
+});
+
+describe("readiness from the calls' own answers", () => {
+  /** HEALTH_TIMEOUT_MS of this test's server: also how recent a call's answer must be. */
+  const HEALTH_MS = 1_500;
+
+  it("/readyz and gRPC health send no ping while a call's database work succeeded within HEALTH_TIMEOUT_MS; after that, one ping each", async () => {
+    let pings = 0;
+    const own = await startHarness(
+      baseFixture(),
+      { ...TEST_TIMEOUTS, healthMs: HEALTH_MS },
+      TEST_CACHE,
+      {
+        onCommand: (event) => {
+          if (event.commandName === "ping") pings++;
+        },
+      },
+    );
+    try {
+      const readyz = async () => (await legacy(own, { method: "GET", path: "/readyz" })).status;
+      const grpcHealth = async () => {
+        const res = await callRpc(
+          own,
+          "grpc",
+          Health.method.check,
+          create(Health.method.check.input, { service: "" }),
+        );
+        return res.ok ? res.message.status : undefined;
+      };
+      // Idle since it started: the probe asks the database.
+      pings = 0;
+      expect(await readyz()).toBe(200);
+      expect(pings).toBe(1);
+      // A call whose work the database answered: the probes that follow need no ping.
+      const call = await legacy(own, {
+        method: "GET",
+        path: `/GetSubscriptions?boxId=${BOX}&userId=${USERS.clerk.userId}`,
+        headers: { authorization: authHeader("admin"), accept: "application/json" },
+      });
+      expect(call.status).toBe(200);
+      pings = 0;
+      expect(await readyz()).toBe(200);
+      expect(await grpcHealth()).toBe(HealthCheckResponse_ServingStatus.SERVING);
+      expect(pings).toBe(0);
+      // That answer grows old: the probe asks again.
+      await new Promise((r) => setTimeout(r, HEALTH_MS + 100));
+      expect(await readyz()).toBe(200);
+      expect(pings).toBe(1);
+    } finally {
+      await own.close();
+    }
   });
 });
