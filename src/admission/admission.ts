@@ -55,7 +55,7 @@ export interface AdmissionConfig extends AdmissionSettings {
 
 export const DEFAULT_ADMISSION: AdmissionConfig = Object.freeze({
   enabled: true,
-  floor: 32,
+  floor: 16,
   max: 200,
   sloMs: 250,
   queueTargetMs: 100,
