@@ -55,7 +55,7 @@ export interface AdmissionConfig extends AdmissionSettings {
 
 export const DEFAULT_ADMISSION: AdmissionConfig = Object.freeze({
   enabled: true,
-  floor: 16,
+  floor: 32,
   max: 200,
   sloMs: 250,
   queueTargetMs: 100,

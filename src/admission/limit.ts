@@ -10,8 +10,9 @@
  *
  * Never below the floor: above the batching knee, the least concurrency at
  * which the service reaches its whole throughput (8 or fewer on the bench's
- * VM; the default floor is twice that: docs/performance.md, "The batching
- * knee"). On one Node thread service time grows with every call
+ * VM without a flood; under one, calls slowed by the refusals between their
+ * turns need more at once: docs/performance.md, "The batching knee"). On one
+ * Node thread service time grows with every call
  * running, so a gradient alone would settle at a handful of calls and lose
  * the batching of reads and writes that concurrency buys; and when calls are
  * slow because the database is, more of them at once is what keeps the

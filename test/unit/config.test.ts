@@ -91,7 +91,7 @@ describe("overload (docs/operations.md, Overload)", () => {
   it("defaults: admission on, the documented floor, limit and targets, shares on", () => {
     expect(loadConfig({}).admission).toEqual({
       enabled: true,
-      floor: 16,
+      floor: 32,
       max: 200,
       sloMs: 250,
       queueTargetMs: 100,
