@@ -12,11 +12,10 @@
  * which the service reaches its whole throughput (8 or fewer on the bench's
  * VM without a flood; under one, calls slowed by the refusals between their
  * turns need more at once: docs/performance.md, "The batching knee"). On one
- * Node thread service time grows with every call
- * running, so a gradient alone would settle at a handful of calls and lose
- * the batching of reads and writes that concurrency buys; and when calls are
- * slow because the database is, more of them at once is what keeps the
- * throughput.
+ * Node thread service time grows with every call running, so a gradient
+ * alone would settle at a handful of calls and lose the batching of reads
+ * and writes that concurrency buys; and when calls are slow because the
+ * database is, more of them at once is what keeps the throughput.
  *
  * What it does not read: the event loop's delay (late because of arrivals
  * parsed and refused, which admission cannot reduce: shrinking on it fed a
