@@ -67,7 +67,10 @@ export function createDeps(database: Database, log: Logger, options: DepsOptions
     answeredAt = performance.now();
   };
   // A call that is over (deadline, client gone) sends nothing more to the database.
-  const guard = <T extends object>(store: T) => guardStore(store, throwIfCallOver, answered);
+  const guard = <T extends object>(store: T) =>
+    guardStore(store, { before: throwIfCallOver, answered });
+  // Stores whose loads are cached and shared by calls (below): no one call's scope, outages only.
+  const watched = <T extends object>(store: T) => guardStore(store, { answered });
   // A cached load is shared by every call that asks meanwhile: it is not the first
   // caller's to cancel (its client leaving must not fail the others). Each caller
   // checks its own call before it asks; the load itself only translates driver errors.
@@ -78,9 +81,9 @@ export function createDeps(database: Database, log: Logger, options: DepsOptions
       return read(key);
     };
   };
-  const credentials = guardStore(createCredentialStore(db), undefined, answered);
-  const boxes = guardStore(createBoxStore(db), undefined, answered);
-  const employeeReads = guardStore(createEmployeeStore(db), undefined, answered);
+  const credentials = watched(createCredentialStore(db));
+  const boxes = watched(createBoxStore(db));
+  const employeeReads = watched(createEmployeeStore(db));
   const employees = guard(createEmployeeStore(db));
   const budget = options.authFailures && new FailureBudget(options.authFailures);
   const rights = cached((key) => {

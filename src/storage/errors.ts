@@ -82,8 +82,7 @@ function isUnavailable(error: unknown): boolean {
  */
 export function guardStore<T extends object>(
   store: T,
-  before?: () => void,
-  answered?: () => void,
+  { before, answered }: { before?: () => void; answered?: () => void } = {},
 ): T {
   const guarded: Record<string, unknown> = {};
   for (const [name, member] of Object.entries(store)) {
