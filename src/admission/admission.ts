@@ -39,6 +39,12 @@ export interface AdmissionSettings extends LimitSettings {
    */
   readonly holdMs?: number;
   /**
+   * An instance is young until this many calls have finished (default 5,000):
+   * while young, a queue must grow for 2 s to be marked, since a cold
+   * instance reads a closed loop's first calls over seconds.
+   */
+  readonly youngCalls?: number;
+  /**
    * Refusals at the door are held before they are written while refusals
    * take more than this share of the core (default 0.6; pacer.ts).
    */
@@ -253,6 +259,16 @@ const GROWTH_MS = 300 + GROWTH_WINDOW_MS;
  * at the deadline's length left gRPC calls unanswered (docs/decisions.md).
  */
 const SHORT_GROWTH_MS = 100;
+/**
+ * A young instance (fewer calls finished than this) reads its connections'
+ * first requests slowly: its code and its database are cold, and a closed
+ * loop's ramp, as admission sees it, lasts seconds, not the 300 ms measured
+ * warm. While young, growth must last YOUNG_GROWTH_MS, also for a client
+ * found overloaded a moment ago (docs/decisions.md, "A young instance waits 2 s
+ * of growth").
+ */
+const YOUNG_CALLS = 5_000;
+const YOUNG_GROWTH_MS = 2_000;
 /** A client stays overloaded at most this long before it must show growth again (a probe). */
 const OVERLOADED_PROBE_MS = 2_000;
 /** At most this many calls wait by default, all clients together (memory). */
@@ -306,6 +322,7 @@ export class Admission {
   private readonly callDeadlineMs: number;
   private readonly maxQueued: number;
   private readonly holdMs: number;
+  private readonly youngCalls: number;
   /** Admitted calls in the order they started (some already left): the oldest is checked against holdMs. */
   private tickets: Ticket[] = [];
   private ticketsHead = 0;
@@ -318,6 +335,7 @@ export class Admission {
     this.callDeadlineMs = settings.callDeadlineMs ?? 10_000;
     this.maxQueued = settings.maxQueued ?? MAX_QUEUED;
     this.holdMs = settings.holdMs ?? this.callDeadlineMs + HOLD_GRACE_MS;
+    this.youngCalls = settings.youngCalls ?? YOUNG_CALLS;
     this.limiter = new GradientLimit(settings, () => this.best.perSecond(this.now()));
   }
 
@@ -574,7 +592,14 @@ export class Admission {
       // A queue whose wait nears the call deadline is no closed loop's ramp worth waiting for;
       // nor is one that flooded a moment ago.
       const recently = queue.overloadedAt > 0 && now - queue.overloadedAt < 2 * OVERLOADED_PROBE_MS;
-      const needed = recently || wait > this.callDeadlineMs / 4 ? SHORT_GROWTH_MS : GROWTH_MS;
+      const needed =
+        wait > this.callDeadlineMs / 4
+          ? SHORT_GROWTH_MS
+          : this.completions.completed < this.youngCalls
+            ? YOUNG_GROWTH_MS
+            : recently
+              ? SHORT_GROWTH_MS
+              : GROWTH_MS;
       if (queue.streak >= needed && wait > target) {
         queue.overloaded = true;
         queue.overloadedAt = now;

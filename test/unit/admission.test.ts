@@ -145,13 +145,19 @@ describe("the meters move on events only", () => {
   });
 });
 
+/** The 99th percentile of `xs` (undefined: none). */
+function p99(xs: readonly number[]): number | undefined {
+  return [...xs].sort((x, y) => x - y)[Math.floor(xs.length * 0.99)];
+}
+
 /** A gate on a clock of the test's, its refusals recorded. */
 function gate(settings: Partial<AdmissionSettings> = {}) {
   let now = 0;
   const refused: [Refusal, string][] = [];
   const held: [number, readonly string[]][] = [];
   const a = new Admission(
-    { ...LIMIT, fairShares: true, callDeadlineMs: 10_000, ...settings },
+    // A warm instance, unless a test says otherwise ("a young instance", below).
+    { ...LIMIT, fairShares: true, callDeadlineMs: 10_000, youngCalls: 0, ...settings },
     {
       refused: (reason, client) => refused.push([reason, client]),
       waited: () => undefined,
@@ -473,6 +479,34 @@ describe("refused only what cannot be served in time", () => {
   });
 });
 
+describe("a young instance (its first 5,000 calls) reads a closed loop's ramp for seconds: growth must last 2 s", () => {
+  // Four calls of 4 ms at a time (1 a ms), 256 connections opening over 1.5 s, their calls
+  // read in turns of 20 ms: the queue grows for as long as they open, well past the queue
+  // target. A cold instance on the service: its legacy pages' closed loop at 256 connections
+  // opened over more than a second, and 8,800-24,000 calls of two 5 s rounds were refused.
+  const slowRamp = { name: "loop", connections: 256, rampMs: 1_500 };
+
+  it("a closed loop whose connections open over 1.5 s: nothing refused while young; warm, the same ramp is taken for a flood", () => {
+    const young = simulate({ youngCalls: 5_000 }, [slowRamp], 3_000, 4, 20).get("loop");
+    expect(young?.refused).toBe(0);
+    expect(young?.ok).toBeGreaterThan(2_500);
+    const warm = simulate({}, [slowRamp], 3_000, 4, 20).get("loop");
+    expect(warm?.refused).toBeGreaterThan(100);
+  });
+
+  it("a flood at twice capacity on a young instance: still found, and what is served waits under 2.5 s (the 2 s test, and the target)", () => {
+    // Four slots of 4 ms: 1 call a ms; the flood sends 2.
+    const flood = simulate({ youngCalls: 5_000 }, [{ name: "flood", everyMs: 0.5 }], 6_000, 4).get(
+      "flood",
+    );
+    expect(flood?.refused).toBeGreaterThan(3_000);
+    expect(flood?.ok).toBeGreaterThan(5_500);
+    expect(p99(flood?.waits ?? [])).toBeLessThanOrEqual(2_500);
+    // Once it has served 5,000 calls it is warm: a flood found again after its probe is
+    // found in 100 ms; the waits of the last second are a warm instance's.
+  });
+});
+
 describe("a queue whose wait nears the deadline is marked sooner", () => {
   it("slow calls at five times capacity: the wait passes a quarter of the 1 s deadline within 100 ms, so 100 ms of growth marks it, and what is served waits 140 ms at p99 (900 ms with the 300 ms test)", () => {
     // Four slots of 50 ms: 80 calls a second; the flood sends 400.
@@ -509,7 +543,6 @@ describe("growth is seen when calls finish together too, and a flood found stays
       10_000,
       100,
     ).get("flood");
-    const p99 = (xs: number[]) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length * 0.99)];
     // Capacity: 32 calls every 100 ms, 3,200 in 10 s; all of it served.
     expect(flood?.ok).toBeGreaterThanOrEqual(3_100);
     expect(flood?.refused).toBeGreaterThan(3_000);
