@@ -39,9 +39,10 @@ export interface AdmissionSettings extends LimitSettings {
    */
   readonly holdMs?: number;
   /**
-   * An instance is young until this many calls have finished (default 5,000):
-   * while young, a queue must grow for 2 s to be marked, since a cold
-   * instance reads a closed loop's first calls over seconds.
+   * An instance is young until this many calls have finished (default 5,000)
+   * or it has been busy for 10 s: while young, a queue must grow for 2 s to
+   * be marked, since a cold instance reads a closed loop's first calls over
+   * seconds.
    */
   readonly youngCalls?: number;
   /**
@@ -260,14 +261,16 @@ const GROWTH_MS = 300 + GROWTH_WINDOW_MS;
  */
 const SHORT_GROWTH_MS = 100;
 /**
- * A young instance (fewer calls finished than this) reads its connections'
- * first requests slowly: its code and its database are cold, and a closed
- * loop's ramp, as admission sees it, lasts seconds, not the 300 ms measured
- * warm. While young, growth must last YOUNG_GROWTH_MS, also for a client
- * found overloaded a moment ago (docs/decisions.md, "A young instance waits 2 s
- * of growth").
+ * A young instance (fewer calls finished than YOUNG_CALLS, and busy for less
+ * than YOUNG_BUSY_MS) reads its connections' first requests slowly: its code
+ * and its database are cold, and a closed loop's ramp, as admission sees it,
+ * lasts seconds, not the 300 ms measured warm. While young, growth must last
+ * YOUNG_GROWTH_MS, also for a client found overloaded a moment ago
+ * (docs/decisions.md, "A young instance waits 2 s of growth"). Busy time, not
+ * age: an instance idle since its start is still cold.
  */
 const YOUNG_CALLS = 5_000;
+const YOUNG_BUSY_MS = 10_000;
 const YOUNG_GROWTH_MS = 2_000;
 /** A client stays overloaded at most this long before it must show growth again (a probe). */
 const OVERLOADED_PROBE_MS = 2_000;
@@ -370,6 +373,11 @@ export class Admission {
       !this.loopWatched || this.loopDelay.count === 0
         ? 0
         : Math.max(0, this.loopDelay.percentile(50) / 1e6 - 10);
+  }
+
+  /** Whether the instance is young: its first calls, when it is cold (YOUNG_CALLS). */
+  private get young(): boolean {
+    return this.completions.completed < this.youngCalls && this.completions.busyMs < YOUNG_BUSY_MS;
   }
 
   /** Calls finished per second of busy time now, as the wait is predicted from (0: not known yet). */
@@ -595,7 +603,7 @@ export class Admission {
       const needed =
         wait > this.callDeadlineMs / 4
           ? SHORT_GROWTH_MS
-          : this.completions.completed < this.youngCalls
+          : this.young
             ? YOUNG_GROWTH_MS
             : recently
               ? SHORT_GROWTH_MS

@@ -89,6 +89,11 @@ export class BusyRate {
     return this.total;
   }
 
+  /** Time with calls running since the start, ms (as of the last event). */
+  get busyMs(): number {
+    return this.totalBusy;
+  }
+
   /** Completions per ms, or undefined before five calls have finished. */
   perMs(now: number): number | undefined {
     this.advance(now, this.wasBusy);

@@ -383,7 +383,7 @@ function simulate(
     const connections = c.connections ?? 0;
     for (let i = 0; i < connections; i++) {
       // Connections open across `rampMs` (default: at once), their first calls read in turns.
-      const t = c.rampMs ? (i * c.rampMs) / connections : i * 0.01;
+      const t = (c.fromMs ?? 0) + (c.rampMs ? (i * c.rampMs) / connections : i * 0.01);
       schedule(inTurn(t), "arrive", c.name);
     }
   }
@@ -479,7 +479,7 @@ describe("refused only what cannot be served in time", () => {
   });
 });
 
-describe("a young instance (its first 5,000 calls) reads a closed loop's ramp for seconds: growth must last 2 s", () => {
+describe("a young instance (its first 5,000 calls or 10 s busy) reads a closed loop's ramp for seconds: growth must last 2 s", () => {
   // Four calls of 4 ms at a time (1 a ms), 256 connections opening over 1.5 s, their calls
   // read in turns of 20 ms: the queue grows for as long as they open, well past the queue
   // target. A cold instance on the service: its legacy pages' closed loop at 256 connections
@@ -502,8 +502,23 @@ describe("a young instance (its first 5,000 calls) reads a closed loop's ramp fo
     expect(flood?.refused).toBeGreaterThan(3_000);
     expect(flood?.ok).toBeGreaterThan(5_500);
     expect(p99(flood?.waits ?? [])).toBeLessThanOrEqual(2_500);
-    // Once it has served 5,000 calls it is warm: a flood found again after its probe is
-    // found in 100 ms; the waits of the last second are a warm instance's.
+  });
+
+  it("busy for 10 s, an instance is grown up however few calls it served: the same ramp is then taken for a flood", () => {
+    // One call at a time, each taking a second, for 10.5 s (10 calls); then 4 ms calls.
+    const serviceAt = (t: number) => (t < 10_500 ? 1_000 : 4);
+    const result = simulate(
+      { youngCalls: 5_000 },
+      [
+        { name: "trickle", connections: 1, untilMs: 10_000 },
+        { ...slowRamp, fromMs: 11_000 },
+      ],
+      14_000,
+      serviceAt,
+      20,
+    );
+    expect(result.get("trickle")?.ok).toBeLessThanOrEqual(11);
+    expect(result.get("loop")?.refused).toBeGreaterThan(100);
   });
 });
 
