@@ -494,14 +494,16 @@ describe("a young instance (its first 5,000 calls or 10 s busy) reads a closed l
     expect(warm?.refused).toBeGreaterThan(100);
   });
 
-  it("a flood at twice capacity on a young instance: still found, and what is served waits under 2.5 s (the 2 s test, and the target)", () => {
-    // Four slots of 4 ms: 1 call a ms; the flood sends 2.
-    const flood = simulate({ youngCalls: 5_000 }, [{ name: "flood", everyMs: 0.5 }], 6_000, 4).get(
+  it("a flood at 1.25 times capacity on a young instance: found after its 2 s of growth, so what is served waits about 400 ms at p99 (warm: 130 ms; a young test of 60 s: 1 s)", () => {
+    // Four slots of 4 ms: 1 call a ms; the flood sends 1.25. Its queue grows by a quarter of a
+    // call a ms: 500 calls (500 ms of wait) after 2 s, under a quarter of the call deadline, so
+    // only the young instance's 2 s test marks it until 5,000 calls have finished.
+    const flood = simulate({ youngCalls: 5_000 }, [{ name: "flood", everyMs: 0.8 }], 6_000, 4).get(
       "flood",
     );
-    expect(flood?.refused).toBeGreaterThan(3_000);
+    expect(flood?.refused).toBeGreaterThan(1_000);
     expect(flood?.ok).toBeGreaterThan(5_500);
-    expect(p99(flood?.waits ?? [])).toBeLessThanOrEqual(2_500);
+    expect(p99(flood?.waits ?? [])).toBeLessThanOrEqual(600);
   });
 
   it("busy for 10 s, an instance is grown up however few calls it served: the same ramp is then taken for a flood", () => {
