@@ -597,18 +597,7 @@ export class Admission {
     const target = this.queueTarget();
     if (!queue.overloaded) {
       const wait = this.predictWait(queue, now);
-      // A queue whose wait nears the call deadline is no closed loop's ramp worth waiting for;
-      // nor is one that flooded a moment ago.
-      const recently = queue.overloadedAt > 0 && now - queue.overloadedAt < 2 * OVERLOADED_PROBE_MS;
-      const needed =
-        wait > this.callDeadlineMs / 4
-          ? SHORT_GROWTH_MS
-          : this.young
-            ? YOUNG_GROWTH_MS
-            : recently
-              ? SHORT_GROWTH_MS
-              : GROWTH_MS;
-      if (queue.streak >= needed && wait > target) {
+      if (queue.streak >= this.growthNeeded(queue, now, wait) && wait > target) {
         queue.overloaded = true;
         queue.overloadedAt = now;
         this.trimTail(queue, now, target);
@@ -620,6 +609,17 @@ export class Admission {
       queue.overloaded = false;
       queue.streak = 0;
     }
+  }
+
+  /** How long `queue` must have grown (its streak, ms) to be marked, its wait predicted at `wait`. */
+  private growthNeeded(queue: ClientQueue, now: number, wait: number): number {
+    // A queue whose wait nears the call deadline is no closed loop's ramp worth waiting for.
+    if (wait > this.callDeadlineMs / 4) return SHORT_GROWTH_MS;
+    // A cold instance reads a closed loop's connections over seconds.
+    if (this.young) return YOUNG_GROWTH_MS;
+    // Nor is a queue whose client flooded a moment ago.
+    const recently = queue.overloadedAt > 0 && now - queue.overloadedAt < 2 * OVERLOADED_PROBE_MS;
+    return recently ? SHORT_GROWTH_MS : GROWTH_MS;
   }
 
   /**
