@@ -569,8 +569,8 @@ export class Admission {
 
   /**
    * Whether the client's queue grows steadily: at every mark (at least I ms
-   * apart) for G ms in a row, its level (calls waiting, and refused for want
-   * of room) is above its level W ms before by more than a twentieth of what
+   * apart) for G ms in a row, its level (calls running, waiting, and refused
+   * for want of room) is above its level W ms before by more than a twentieth of what
    * it is served in that time. A flood, which refusing helps; a closed loop's
    * queue stops growing once its clients all wait. Growth is counted in time,
    * not in marks, and over W, not from one mark to the next: under load a
@@ -588,7 +588,9 @@ export class Admission {
     if (now - marks.lastAt < GROWTH_INTERVAL_MS) return;
     const rate = this.shareRate(queue, now);
     const elapsed = now - marks.lastAt;
-    const level = queue.queued + queue.overflowed;
+    // Its calls in the system: a falling limit moves calls from running to waiting, which
+    // is no growth (a closed loop's queue grew 43 -> 146 in 150 ms that way, and was refused).
+    const level = queue.running + queue.queued + queue.overflowed;
     const sinceAt = marks.atOrBefore(now - GROWTH_WINDOW_MS);
     const grew =
       level - marks.levelAt(sinceAt) > Math.max(1, 0.05 * rate * (now - marks.timeAt(sinceAt)));

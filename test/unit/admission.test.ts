@@ -330,6 +330,8 @@ function simulate(
   turnMs = 0,
   /** Completions come in those turns too (a loaded loop reads the database's answers in its turns). */
   completionsInTurns = false,
+  /** The limit at a time, set before each event (what the gradient learned, played back). */
+  limitAt?: (t: number) => number,
 ) {
   const g = gate({ floor: 4, max: 4, ...settings });
   const outcome = new Map(
@@ -394,6 +396,7 @@ function simulate(
     const [t, kind, client, ticket] = next();
     if (t > durationMs + 20_000) break;
     g.at(t);
+    if (limitAt) g.a.limiter.limit = limitAt(t);
     const o = outcome.get(client) as {
       ok: number;
       refused: number;
@@ -460,6 +463,26 @@ describe("refused only what cannot be served in time", () => {
     const loop = result.get("loop");
     expect(loop?.refused).toBe(0);
     expect(loop?.ok).toBeGreaterThan(2_500);
+  });
+
+  it("a closed loop of 256 connections whose limit falls from 90 to 40 over a second: calls move from running to waiting, which is no growth, so nothing is refused", () => {
+    // Slow calls on one core (0.3 calls/ms, like the bench's gRPC pages): each call takes
+    // limit / 0.3 ms. Counting only the waiting, the queue grew 166 -> 216 (5 every 100 ms,
+    // past a twentieth of 30) and the loop was refused; on the service, gRPC pages' queue
+    // grew 43 -> 146 in 150 ms as the limit fell below the 64 calls running.
+    const limitAt = (t: number) => Math.max(40, 90 - (50 * Math.max(0, t - 2_000)) / 1_000);
+    const result = simulate(
+      { floor: 40, max: 90 },
+      [{ name: "loop", connections: 256 }],
+      5_000,
+      (t) => limitAt(t) / 0.3,
+      0,
+      false,
+      limitAt,
+    );
+    const loop = result.get("loop");
+    expect(loop?.refused).toBe(0);
+    expect(loop?.ok).toBeGreaterThan(1_200);
   });
 
   it("an open loop at five times capacity (a growing queue): refused, and what is served waits 400 ms at most (the growth test's 400 ms, and the queue target, overlap)", () => {
