@@ -168,8 +168,8 @@ class GrowthMarks {
   }
 }
 
-/** Marks kept: W over I, and a few more for intervals longer than I. */
-const GROWTH_MARKS = 8;
+/** Marks kept: 2 W over I (the peak's), and a few more for intervals longer than I. */
+const GROWTH_MARKS = 16;
 
 /** One client's calls: how many run, the ones waiting (oldest first), its round-robin state. */
 class ClientQueue {
@@ -188,6 +188,8 @@ class ClientQueue {
   readonly marks = new GrowthMarks();
   /** For how long, ms, its queue has grown without a pause. */
   streak = 0;
+  /** The highest level at marks older than 2 W, since it was last found overloaded (0: none). */
+  peak = 0;
   /** Its calls refused because the queue was full, counted up: growth the queue had no room for. */
   overflowed = 0;
   constructor(
@@ -570,9 +572,11 @@ export class Admission {
   /**
    * Whether the client's queue grows steadily: at every mark (at least I ms
    * apart) for G ms in a row, its level (calls running, waiting, and refused
-   * for want of room) is above its level W ms before by more than a twentieth of what
-   * it is served in that time. A flood, which refusing helps; a closed loop's
-   * queue stops growing once its clients all wait. Growth is counted in time,
+   * for want of room) is above its level W ms before by more than a
+   * twentieth of what it is served in that time, and above its highest at
+   * marks older than 2 W (unless it flooded lately). A flood, which refusing
+   * helps; a closed loop's calls in the system stop growing once its clients
+   * all wait, and never pass their connections. Growth is counted in time,
    * not in marks, and over W, not from one mark to the next: under load a
    * turn of the event loop may last longer than I, a turn's arrivals come in
    * together, and so do the completions of calls that started together, so
@@ -592,7 +596,14 @@ export class Admission {
     // is no growth (a closed loop's queue grew 43 -> 146 in 150 ms that way, and was refused).
     const level = queue.running + queue.queued + queue.overflowed;
     const sinceAt = marks.atOrBefore(now - GROWTH_WINDOW_MS);
+    // A closed loop's calls in the system never pass its connections: once it has had them
+    // all in, a level back where it has been (the loop reads its connections in bursts) is
+    // no growth; a flood's level makes new highs. Highs older than 2 W: a flood whose calls
+    // finish together makes a new high only at the top of each turn's sawtooth.
+    queue.peak = Math.max(queue.peak, marks.levelAt(marks.atOrBefore(now - 2 * GROWTH_WINDOW_MS)));
+    // A client that flooded a moment ago is no closed loop: its growth alone is enough.
     const grew =
+      (level > queue.peak || this.floodedLately(queue, now)) &&
       level - marks.levelAt(sinceAt) > Math.max(1, 0.05 * rate * (now - marks.timeAt(sinceAt)));
     queue.streak = grew ? queue.streak + elapsed : 0;
     marks.add(now, level);
@@ -603,6 +614,8 @@ export class Admission {
         queue.overloaded = true;
         queue.overloadedAt = now;
         this.trimTail(queue, now, target);
+        // Its refusals keep its level low from now on.
+        queue.peak = 0;
       }
     } else if (
       now - queue.overloadedAt >= OVERLOADED_PROBE_MS ||
@@ -620,8 +633,12 @@ export class Admission {
     // A cold instance reads a closed loop's connections over seconds.
     if (this.young) return YOUNG_GROWTH_MS;
     // Nor is a queue whose client flooded a moment ago.
-    const recently = queue.overloadedAt > 0 && now - queue.overloadedAt < 2 * OVERLOADED_PROBE_MS;
-    return recently ? SHORT_GROWTH_MS : GROWTH_MS;
+    return this.floodedLately(queue, now) ? SHORT_GROWTH_MS : GROWTH_MS;
+  }
+
+  /** Whether `queue`'s client was found overloaded within the last two probe times. */
+  private floodedLately(queue: ClientQueue, now: number): boolean {
+    return queue.overloadedAt > 0 && now - queue.overloadedAt < 2 * OVERLOADED_PROBE_MS;
   }
 
   /**
