@@ -188,7 +188,7 @@ class ClientQueue {
   readonly marks = new GrowthMarks();
   /** For how long, ms, its queue has grown without a pause. */
   streak = 0;
-  /** The highest level at marks older than 2 W, since it was last found overloaded (0: none). */
+  /** The highest level at marks older than 2 W (0: none yet); forgotten with the client, when it has no call left. */
   peak = 0;
   /** Its calls refused because the queue was full, counted up: growth the queue had no room for. */
   overflowed = 0;
@@ -614,8 +614,6 @@ export class Admission {
         queue.overloaded = true;
         queue.overloadedAt = now;
         this.trimTail(queue, now, target);
-        // Its refusals keep its level low from now on.
-        queue.peak = 0;
       }
     } else if (
       now - queue.overloadedAt >= OVERLOADED_PROBE_MS ||
