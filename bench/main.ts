@@ -96,7 +96,7 @@ import {
   stopAll,
   stopServer,
 } from "./processes";
-import { allocationsByPlace, summarizeProfile } from "./profile";
+import { allocationsByPlace, type ProfileSummary, summarizeProfile } from "./profile";
 import { prepareWrk, wrkArgs } from "./wrk";
 
 const USAGE = `usage: npm run bench [-- --json [file]] [-- --against REV] [-- --observability]
@@ -1257,6 +1257,7 @@ async function profileBench(
             `    ${fmt(r.a, 0).padStart(8)} ${fmt(r.b, 0).padStart(8)} ${fmt(r.a - r.b, 0).padStart(8)}  ${r.place}`,
         ),
       `    ${fmt(total(ours), 0).padStart(8)} ${fmt(total(theirs), 0).padStart(8)} ${fmt(total(ours) - total(theirs), 0).padStart(8)}  (all)`,
+      admissionLine(ours, usOurs),
       "  the service's top frames by self time:",
       ...ours.summary.topFrames.map(
         (f) =>
@@ -1284,6 +1285,27 @@ function allocationRows(ours: Profiled, theirs: Profiled) {
 
 const total = (p: Profiled) =>
   [...p.allocations.values()].reduce((a, b) => a + b, 0) / Math.max(1, p.run.requests);
+
+/** Admission's code: the gate and the controller (docs/performance.md, "What admission's own code costs"). */
+const isAdmission = (place: string) =>
+  place.startsWith("src/admission/") || place === "src/http/admission.ts";
+
+/**
+ * What admission's own code costs the service per call: its files' time with
+ * what they call in packages and Node (the profile's owners), and the bytes
+ * they allocate, which the garbage collector pays for.
+ */
+function admissionLine(
+  p: Profiled & { readonly summary: ProfileSummary },
+  usPerCall: number,
+): string {
+  let share = 0;
+  for (const [place, s] of p.summary.byOwner) if (isAdmission(place)) share += s;
+  let bytes = 0;
+  for (const [place, b] of p.allocations) if (isAdmission(place)) bytes += b;
+  const perCall = bytes / Math.max(1, p.run.requests);
+  return `  admission's own code (src/admission/, src/http/admission.ts, with what it calls in packages and Node): ${fmt(share * 100, 2)} % of the profile, ${fmt(share * usPerCall, 1)} µs per call; ${fmt(perCall, 0)} bytes allocated per call (${fmt((100 * perCall) / Math.max(1, total(p)), 2)} % of all)`;
+}
 
 /** Sampling interval of --profile, in microseconds (V8's default is 1000). */
 const PROFILE_INTERVAL_US = 250;

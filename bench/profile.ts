@@ -53,6 +53,14 @@ export interface ProfileSummary {
   readonly topFrames: readonly SelfCost[];
   /** Self time by place, as shares of the busy samples. */
   readonly byPlace: ReadonlyMap<string, number>;
+  /**
+   * Time by owner, as shares of the busy samples: a sample is our source
+   * file's whose frame is the nearest one of ours above it (what a file of
+   * ours calls in packages and Node counts as its own, what it calls back
+   * in another file of ours does not); samples with none of ours above them
+   * by their own place.
+   */
+  readonly byOwner: ReadonlyMap<string, number>;
   /** Folded stacks ("a;b;c samples" lines) for any flame graph tool. */
   readonly folded: string;
   readonly svg: string;
@@ -109,28 +117,39 @@ export function summarizeProfile(
       .map(([place, samples]) => [place, share(samples)]),
   );
 
-  // Folded stacks: every sampled path from the root, idle left out.
+  // Folded stacks: every sampled path from the root, idle left out; and the owners.
   const folded = new Map<string, number>();
-  const walk = (node: ProfileNode, path: string) => {
+  const byOwnerSamples = new Map<string, number>();
+  const walk = (node: ProfileNode, path: string, owner: string | undefined) => {
     const frame = resolve(node.callFrame);
-    const here = IDLE.has(node.callFrame.functionName)
+    const idle = IDLE.has(node.callFrame.functionName);
+    const here = idle
       ? path
       : `${path}${path ? ";" : ""}${frame.name}${frame.where ? ` (${frame.where})` : ""}`;
+    const ours = frame.place.startsWith("src/") ? frame.place : owner;
     const samples = hits.get(node.id) ?? 0;
-    if (samples > 0 && here !== "" && !IDLE.has(node.callFrame.functionName)) {
+    if (samples > 0 && here !== "" && !idle) {
       folded.set(here, (folded.get(here) ?? 0) + samples);
+      const by = ours ?? frame.place;
+      byOwnerSamples.set(by, (byOwnerSamples.get(by) ?? 0) + samples);
     }
     for (const child of node.children ?? []) {
       const next = byId.get(child);
-      if (next) walk(next, here);
+      if (next) walk(next, here, ours);
     }
   };
   const rootNode = profile.nodes.find((n) => n.callFrame.functionName === "(root)");
-  if (rootNode) walk(rootNode, "");
+  if (rootNode) walk(rootNode, "", undefined);
+  const byOwner = new Map(
+    [...byOwnerSamples.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([place, samples]) => [place, share(samples)]),
+  );
   const foldedText = [...folded.entries()].map(([stack, n]) => `${stack} ${n}`).join("\n");
   return {
     topFrames,
     byPlace,
+    byOwner,
     folded: `${foldedText}\n`,
     svg: flameGraph(folded, title),
   };

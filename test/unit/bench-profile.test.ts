@@ -1,7 +1,8 @@
 /**
  * The bench's profile reader (bench/profile.ts) on a profile made
  * by hand: self time and allocations by place, idle left out, folded
- * stacks and a flame graph that hold every sampled frame.
+ * stacks and a flame graph that hold every sampled frame, time by the file
+ * of ours that owns it.
  */
 import { mkdtempSync, writeFileSync } from "node:fs";
 import os from "node:os";
@@ -68,6 +69,36 @@ describe("the bench's profile reader", () => {
     );
     expect(summary.svg).toContain("<title>all — 100.0 %</title>");
     expect(summary.svg).not.toContain("(idle)");
+  });
+
+  it("gives a file of ours the time of what it calls outside our code, not of our code it calls", () => {
+    const dir = mkdtempSync(join(os.tmpdir(), "bench-profile-"));
+    const file = join(dir, "owners.cpuprofile");
+    // root → handle (front.ts) → encode (a package) → enter (admission.ts) → get (a package);
+    // root → (garbage collector).
+    const nodes = [
+      { id: 1, callFrame: frame("(root)"), children: [2, 6] },
+      { id: 2, callFrame: frame("handle", "file:///repo/src/http/front.ts"), children: [3] },
+      { id: 3, callFrame: frame("encode", "file:///repo/node_modules/pkg/i.js"), children: [4] },
+      {
+        id: 4,
+        callFrame: frame("enter", "file:///repo/src/admission/admission.ts"),
+        children: [5],
+      },
+      { id: 5, callFrame: frame("get", "file:///repo/node_modules/pkg/i.js"), children: [] },
+      { id: 6, callFrame: frame("(garbage collector)"), children: [] },
+    ];
+    // handle 1, encode 2, enter 1, get 3, GC 1: 8 busy samples.
+    const samples = [2, 3, 3, 4, 5, 5, 5, 6];
+    writeFileSync(file, JSON.stringify({ nodes, startTime: 0, endTime: 8_000, samples }));
+    const summary = summarizeProfile(file, ROOT, "owners");
+    expect(Object.fromEntries(summary.byOwner)).toEqual({
+      "src/admission/admission.ts": 0.5,
+      "src/http/front.ts": 0.375,
+      "(garbage collector)": 0.125,
+    });
+    // Self time by place is unchanged by it.
+    expect(summary.byPlace.get("pkg")).toBe(0.625);
   });
 
   it("adds up allocations by place from a sampling heap profile", () => {
