@@ -1271,6 +1271,7 @@ async function profileBench(
 
 interface Profiled {
   readonly run: RunResult;
+  readonly summary: ProfileSummary;
   readonly allocations: ReadonlyMap<string, number>;
 }
 
@@ -1295,10 +1296,7 @@ const isAdmission = (place: string) =>
  * what they call in packages and Node (the profile's owners), and the bytes
  * they allocate, which the garbage collector pays for.
  */
-function admissionLine(
-  p: Profiled & { readonly summary: ProfileSummary },
-  usPerCall: number,
-): string {
+function admissionLine(p: Profiled, usPerCall: number): string {
   let share = 0;
   for (const [place, s] of p.summary.byOwner) if (isAdmission(place)) share += s;
   let bytes = 0;

@@ -111,11 +111,10 @@ export function summarizeProfile(
     .sort((a, b) => b.samples - a.samples)
     .slice(0, top)
     .map((e) => ({ frame: e.frame, share: share(e.samples) }));
-  const byPlace = new Map(
-    [...selfByPlace.entries()]
-      .sort((a, b) => b[1] - a[1])
-      .map(([place, samples]) => [place, share(samples)]),
-  );
+  /** Samples by key as shares of the busy samples, largest first. */
+  const shares = (samples: ReadonlyMap<string, number>) =>
+    new Map([...samples.entries()].sort((a, b) => b[1] - a[1]).map(([key, n]) => [key, share(n)]));
+  const byPlace = shares(selfByPlace);
 
   // Folded stacks: every sampled path from the root, idle left out; and the owners.
   const folded = new Map<string, number>();
@@ -140,11 +139,7 @@ export function summarizeProfile(
   };
   const rootNode = profile.nodes.find((n) => n.callFrame.functionName === "(root)");
   if (rootNode) walk(rootNode, "", undefined);
-  const byOwner = new Map(
-    [...byOwnerSamples.entries()]
-      .sort((a, b) => b[1] - a[1])
-      .map(([place, samples]) => [place, share(samples)]),
-  );
+  const byOwner = shares(byOwnerSamples);
   const foldedText = [...folded.entries()].map(([stack, n]) => `${stack} ${n}`).join("\n");
   return {
     topFrames,
